@@ -1,0 +1,7 @@
+//! The warehouse catalog: finding tables by name, creating and dropping them.
+
+pub mod schema;
+pub mod warehouse;
+
+pub use schema::WarehouseSchema;
+pub use warehouse::Warehouse;

@@ -1,0 +1,175 @@
+//! The warehouse as a DataFusion schema.
+//!
+//! Tables in the warehouse are loaded on demand, each lookup from the latest
+//! committed metadata version, so a statement always sees every commit made
+//! before it started — also by other processes. Tables that are not ours
+//! (`CREATE EXTERNAL TABLE …`, views, memory tables) are kept in memory beside
+//! them, so plain DataFusion statements keep working in the same schema.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use datafusion::catalog::{SchemaProvider, TableProvider};
+use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::runtime_env::RuntimeEnv;
+
+use super::warehouse::{Warehouse, check_table_name, purge};
+use crate::error::Error;
+use crate::provider::HiddenPartitionsTable;
+use crate::store::TableLocation;
+use crate::table::Table;
+
+#[derive(Debug)]
+pub struct WarehouseSchema {
+    warehouse: Warehouse,
+    runtime: Arc<RuntimeEnv>,
+    names: RwLock<BTreeSet<String>>,
+    others: RwLock<HashMap<String, Arc<dyn TableProvider>>>,
+}
+
+impl WarehouseSchema {
+    pub fn new(warehouse: Warehouse, runtime: Arc<RuntimeEnv>) -> Self {
+        Self {
+            warehouse,
+            runtime,
+            names: RwLock::default(),
+            others: RwLock::default(),
+        }
+    }
+
+    pub fn warehouse(&self) -> &Warehouse {
+        &self.warehouse
+    }
+
+    /// Re-read the list of tables from storage.
+    pub async fn refresh(&self) -> crate::error::Result<()> {
+        let names = self.warehouse.list_tables().await?;
+        if let Ok(mut guard) = self.names.write() {
+            *guard = names.into_iter().collect();
+        }
+        Ok(())
+    }
+
+    /// Resolve a `LOCATION` string (path or URL) to a table location.
+    pub fn resolve_location(&self, location: &str) -> crate::error::Result<TableLocation> {
+        if !location.contains("://") {
+            std::fs::create_dir_all(location)
+                .map_err(|e| Error::Invalid(format!("cannot create table directory {location}: {e}")))?;
+        }
+        let url = ListingTableUrl::parse(location)?;
+        let store = self.runtime.object_store(url.object_store())?;
+        Ok(TableLocation::new(store, url.object_store(), url.prefix().clone()))
+    }
+
+    /// Where table `name` lives (linked location or inside the warehouse).
+    pub async fn location_of(&self, name: &str) -> crate::error::Result<TableLocation> {
+        match self.warehouse.linked_location(name).await? {
+            Some(url) => self.resolve_location(&url),
+            None => Ok(self.warehouse.table_location(name)),
+        }
+    }
+
+    /// Load table `name` at its latest version, if it exists.
+    pub async fn load_table(&self, name: &str) -> crate::error::Result<Option<HiddenPartitionsTable>> {
+        if check_table_name(name).is_err() {
+            return Ok(None);
+        }
+        let location = self.location_of(name).await?;
+        if location.latest_version().await?.is_none() {
+            return Ok(None);
+        }
+        let table = Table::new(name, location);
+        let version = table.load().await?;
+        Ok(Some(HiddenPartitionsTable::try_new(table, version)?))
+    }
+
+    /// Register a newly created table of ours.
+    pub fn add_name(&self, name: &str) {
+        if let Ok(mut guard) = self.names.write() {
+            guard.insert(name.to_string());
+        }
+    }
+
+    /// Remove a table of ours: its files and its link.
+    pub async fn drop_table(&self, name: &str) -> crate::error::Result<bool> {
+        let location = self.location_of(name).await?;
+        let existed = location.latest_version().await?.is_some();
+        purge(&location).await?;
+        self.warehouse.unlink(name).await?;
+        if let Ok(mut guard) = self.names.write() {
+            guard.remove(name);
+        }
+        Ok(existed)
+    }
+
+    pub fn has_other(&self, name: &str) -> bool {
+        self.others.read().map(|o| o.contains_key(name)).unwrap_or(false)
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for WarehouseSchema {
+    fn table_names(&self) -> Vec<String> {
+        let mut names: BTreeSet<String> = self.names.read().map(|n| n.clone()).unwrap_or_default();
+        if let Ok(others) = self.others.read() {
+            names.extend(others.keys().cloned());
+        }
+        names.into_iter().collect()
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if let Some(t) = self.others.read().ok().and_then(|o| o.get(name).cloned()) {
+            return Ok(Some(t));
+        }
+        Ok(self
+            .load_table(name)
+            .await?
+            .map(|t| Arc::new(t) as Arc<dyn TableProvider>))
+    }
+
+    fn register_table(&self, name: String, table: Arc<dyn TableProvider>) -> Result<Option<Arc<dyn TableProvider>>> {
+        if self.names.read().map(|n| n.contains(&name)).unwrap_or(false) {
+            return Err(DataFusionError::Plan(format!(
+                "table {name} already exists in the warehouse"
+            )));
+        }
+        let mut others = self
+            .others
+            .write()
+            .map_err(|_| DataFusionError::Internal("lock poisoned".into()))?;
+        Ok(others.insert(name, table))
+    }
+
+    fn deregister_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if let Some(t) = self.others.write().ok().and_then(|mut o| o.remove(name)) {
+            return Ok(Some(t));
+        }
+        // DataFusion's DROP TABLE lands here (synchronously): purge on a helper
+        // thread so the async object store calls get their own executor.
+        let name_owned = name.to_string();
+        let this = self;
+        let result = std::thread::scope(|s| {
+            s.spawn(|| {
+                futures::executor::block_on(async {
+                    let table = this.load_table(&name_owned).await?;
+                    if let Some(t) = table {
+                        this.drop_table(&name_owned).await?;
+                        return Ok::<_, Error>(Some(Arc::new(t) as Arc<dyn TableProvider>));
+                    }
+                    Ok(None)
+                })
+            })
+            .join()
+        });
+        match result {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(DataFusionError::Execution(format!("dropping table {name} failed"))),
+        }
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.has_other(name) || self.names.read().map(|n| n.contains(name)).unwrap_or(false)
+    }
+}

@@ -1,0 +1,70 @@
+//! The crate's error type.
+//!
+//! Each layer reports what went wrong in its own terms (the table, the
+//! column, the value, what was expected); at the DataFusion boundary every
+//! error becomes a [`DataFusionError`] so SQL users see the same message.
+
+use datafusion::error::DataFusionError;
+
+use crate::transform::TransformError;
+use crate::values::ValueError;
+
+/// Errors raised by hidden-partitions.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The table metadata or a manifest is not what the format says.
+    #[error("invalid table format: {0}")]
+    Format(String),
+    /// The user asked for something the table cannot do.
+    #[error("{0}")]
+    Invalid(String),
+    /// A table that does not exist.
+    #[error("table not found: {0}")]
+    TableNotFound(String),
+    /// A table that already exists.
+    #[error("table already exists: {0}")]
+    TableExists(String),
+    /// Another writer committed the same version first and retries ran out.
+    #[error("commit conflict on {table}: {detail}")]
+    CommitConflict { table: String, detail: String },
+    #[error(transparent)]
+    Transform(#[from] TransformError),
+    #[error(transparent)]
+    Value(#[from] ValueError),
+    #[error("object store: {0}")]
+    ObjectStore(#[from] object_store::Error),
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+    #[error("arrow: {0}")]
+    Arrow(#[from] datafusion::arrow::error::ArrowError),
+    #[error("json: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    DataFusion(#[from] DataFusionError),
+}
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<Error> for DataFusionError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::DataFusion(e) => e,
+            Error::Arrow(e) => DataFusionError::ArrowError(Box::new(e), None),
+            Error::Invalid(m) | Error::TableExists(m) => DataFusionError::Plan(m),
+            other => DataFusionError::External(Box::new(other)),
+        }
+    }
+}
+
+/// `Err(Error::Invalid(format!(...)))`
+#[macro_export]
+macro_rules! invalid {
+    ($($arg:tt)*) => { Err($crate::error::Error::Invalid(format!($($arg)*))) };
+}
+
+/// `Err(Error::Format(format!(...)))`
+#[macro_export]
+macro_rules! format_err {
+    ($($arg:tt)*) => { Err($crate::error::Error::Format(format!($($arg)*))) };
+}

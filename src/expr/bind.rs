@@ -1,0 +1,322 @@
+//! Bind a DataFusion filter to field ids.
+//!
+//! | filter (SQL)                      | predicate                            |
+//! |-----------------------------------|--------------------------------------|
+//! | `ts >= TIMESTAMP '2024-01-01'`    | `#2 GtEq 2024-01-01T00:00:00`        |
+//! | `5 < id`                          | `#1 Gt 5`                            |
+//! | `id BETWEEN 1 AND 9`              | `#1 GtEq 1 AND #1 LtEq 9`            |
+//! | `region LIKE 'EU%'`               | `#3 StartsWith 'EU'`                 |
+//! | `CAST(small AS BIGINT) = 7`       | `#4 Eq 7` (widening casts only)      |
+//! | `upper(region) = 'EU'`            | `unknown`                            |
+//!
+//! Literals are converted to the column's type only when that is exact;
+//! otherwise the comparison stays `unknown` (sound: it prunes nothing). A cast
+//! on the column is looked through only when it is an order-preserving,
+//! injective widening — never stripped otherwise (`CAST(f AS INT) = 5` is not
+//! `f = 5`).
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::expr::{InList, Like};
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
+
+use super::predicate::{BinaryOp, Predicate, SetOp, UnaryOp};
+use crate::spec::Schema;
+
+/// Bind `expr` against `schema`; parts that cannot be bound become `Unknown`.
+pub fn bind(expr: &Expr, schema: &Schema) -> Predicate {
+    Binder { schema }.bind(expr)
+}
+
+struct Binder<'a> {
+    schema: &'a Schema,
+}
+
+/// A column reference resolved to a field id and its Arrow type.
+struct Term {
+    field: i32,
+    data_type: DataType,
+}
+
+impl Binder<'_> {
+    fn bind(&self, expr: &Expr) -> Predicate {
+        match expr {
+            Expr::Alias(a) => self.bind(&a.expr),
+            Expr::Literal(ScalarValue::Boolean(Some(b)), _) => {
+                if *b {
+                    Predicate::True
+                } else {
+                    Predicate::False
+                }
+            }
+            Expr::Not(inner) => Predicate::Not(Box::new(self.bind(inner))),
+            Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
+                Operator::And => Predicate::and(self.bind(left), self.bind(right)),
+                Operator::Or => Predicate::or(self.bind(left), self.bind(right)),
+                _ => self.comparison(left, *op, right),
+            },
+            Expr::IsNull(e) => self.unary(e, UnaryOp::IsNull),
+            Expr::IsNotNull(e) => self.unary(e, UnaryOp::NotNull),
+            Expr::Between(Between {
+                expr,
+                negated,
+                low,
+                high,
+            }) => {
+                let range = Predicate::and(
+                    self.comparison(expr, Operator::GtEq, low),
+                    self.comparison(expr, Operator::LtEq, high),
+                );
+                if *negated {
+                    Predicate::Not(Box::new(range))
+                } else {
+                    range
+                }
+            }
+            Expr::InList(InList { expr, list, negated }) => self.in_list(expr, list, *negated),
+            Expr::Like(like) => self.like(like),
+            Expr::Column(_) => match self.term(expr) {
+                Some(t) if t.data_type == DataType::Boolean => Predicate::Binary {
+                    op: BinaryOp::Eq,
+                    field: t.field,
+                    literal: ScalarValue::Boolean(Some(true)),
+                },
+                _ => Predicate::Unknown,
+            },
+            _ => Predicate::Unknown,
+        }
+    }
+
+    /// A column, possibly under widening casts.
+    fn term(&self, expr: &Expr) -> Option<Term> {
+        match expr {
+            Expr::Column(c) => {
+                let f = self.schema.field_by_name(&c.name)?;
+                Some(Term {
+                    field: f.id,
+                    data_type: f.field_type.to_arrow(),
+                })
+            }
+            Expr::Cast(cast) => {
+                let inner = self.term(&cast.expr)?;
+                is_widening(&inner.data_type, cast.field.data_type()).then_some(inner)
+            }
+            Expr::TryCast(cast) => {
+                let inner = self.term(&cast.expr)?;
+                is_widening(&inner.data_type, cast.field.data_type()).then_some(inner)
+            }
+            Expr::Alias(a) => self.term(&a.expr),
+            _ => None,
+        }
+    }
+
+    fn unary(&self, expr: &Expr, op: UnaryOp) -> Predicate {
+        match self.term(expr) {
+            Some(t) => Predicate::Unary { op, field: t.field },
+            None => Predicate::Unknown,
+        }
+    }
+
+    fn comparison(&self, left: &Expr, op: Operator, right: &Expr) -> Predicate {
+        let Some(op) = binary_op(op) else {
+            return Predicate::Unknown;
+        };
+        let (term, literal, op) = match (self.term(left), literal(right), self.term(right), literal(left)) {
+            (Some(t), Some(l), _, _) => (t, l, op),
+            (_, _, Some(t), Some(l)) => (t, l, op.flip()),
+            _ => return Predicate::Unknown,
+        };
+        match exact_literal(literal, &term.data_type) {
+            Some(literal) if literal.is_null() => Predicate::Unknown,
+            Some(literal) => Predicate::Binary {
+                op,
+                field: term.field,
+                literal,
+            },
+            None => Predicate::Unknown,
+        }
+    }
+
+    fn in_list(&self, expr: &Expr, list: &[Expr], negated: bool) -> Predicate {
+        let Some(term) = self.term(expr) else {
+            return Predicate::Unknown;
+        };
+        let mut literals = Vec::with_capacity(list.len());
+        for item in list {
+            let Some(l) = literal(item) else {
+                return Predicate::Unknown;
+            };
+            // NULL in an IN list makes non-matches NULL, never true: drop it for IN;
+            // for NOT IN nothing can match.
+            if l.is_null() {
+                if negated {
+                    return Predicate::False;
+                }
+                continue;
+            }
+            match exact_literal(l, &term.data_type) {
+                Some(v) => literals.push(v),
+                None => return Predicate::Unknown,
+            }
+        }
+        let op = if negated { SetOp::NotIn } else { SetOp::In };
+        Predicate::Set {
+            op,
+            field: term.field,
+            literals,
+        }
+    }
+
+    fn like(&self, like: &Like) -> Predicate {
+        if like.case_insensitive || like.escape_char.is_some() {
+            return Predicate::Unknown;
+        }
+        let Some(term) = self.term(&like.expr) else {
+            return Predicate::Unknown;
+        };
+        let Some(pattern) = literal(&like.pattern).and_then(|p| match p {
+            ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) | ScalarValue::LargeUtf8(Some(s)) => Some(s),
+            _ => None,
+        }) else {
+            return Predicate::Unknown;
+        };
+        if !matches!(
+            term.data_type,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        ) {
+            return Predicate::Unknown;
+        }
+        let special = |c: char| c == '%' || c == '_' || c == '\\';
+        let (op, value) = if let Some(prefix) = pattern.strip_suffix('%') {
+            if prefix.contains(special) {
+                return Predicate::Unknown;
+            }
+            (BinaryOp::StartsWith, prefix.to_string())
+        } else if pattern.contains(special) {
+            return Predicate::Unknown;
+        } else {
+            (BinaryOp::Eq, pattern)
+        };
+        let op = if like.negated { op.negate() } else { op };
+        Predicate::Binary {
+            op,
+            field: term.field,
+            literal: ScalarValue::Utf8(Some(value)),
+        }
+    }
+}
+
+fn literal(expr: &Expr) -> Option<ScalarValue> {
+    match expr {
+        Expr::Literal(v, _) => Some(v.clone()),
+        Expr::Alias(a) => literal(&a.expr),
+        _ => None,
+    }
+}
+
+fn binary_op(op: Operator) -> Option<BinaryOp> {
+    Some(match op {
+        Operator::Eq => BinaryOp::Eq,
+        Operator::NotEq => BinaryOp::NotEq,
+        Operator::Lt => BinaryOp::Lt,
+        Operator::LtEq => BinaryOp::LtEq,
+        Operator::Gt => BinaryOp::Gt,
+        Operator::GtEq => BinaryOp::GtEq,
+        _ => return None,
+    })
+}
+
+/// Casts that keep order and equality of every value exactly.
+fn is_widening(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    if from == to {
+        return true;
+    }
+    match (from, to) {
+        (Int8, Int16 | Int32 | Int64) | (Int16, Int32 | Int64) | (Int32, Int64) => true,
+        (Float32, Float64) => true,
+        (Utf8 | LargeUtf8 | Utf8View, Utf8 | LargeUtf8 | Utf8View) => true,
+        (Binary | LargeBinary | BinaryView, Binary | LargeBinary | BinaryView) => true,
+        (Decimal128(p1, s1), Decimal128(p2, s2)) => s1 == s2 && p2 >= p1,
+        _ => false,
+    }
+}
+
+/// The literal in the column's type, if the conversion loses nothing.
+pub fn exact_literal(value: ScalarValue, target: &DataType) -> Option<ScalarValue> {
+    if &value.data_type() == target {
+        return Some(value);
+    }
+    let source_type = value.data_type();
+    let converted = value.cast_to(target).ok()?;
+    if converted.is_null() != value.is_null() {
+        return None;
+    }
+    // Round trip must give the original value back.
+    let back = converted.cast_to(&source_type).ok()?;
+    (back == value).then_some(converted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema};
+    use datafusion::prelude::{col, lit};
+
+    fn schema() -> Schema {
+        Schema::from_arrow(
+            &ArrowSchema::new(vec![
+                Field::new("id", DataType::Int64, true),
+                Field::new("f", DataType::Float64, true),
+                Field::new("s", DataType::Utf8, true),
+            ]),
+            1,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn literal_on_left_is_flipped() {
+        let p = bind(&lit(5i64).lt(col("id")), &schema());
+        assert_eq!(
+            p,
+            Predicate::Binary {
+                op: BinaryOp::Gt,
+                field: 1,
+                literal: ScalarValue::Int64(Some(5))
+            }
+        );
+    }
+
+    #[test]
+    fn narrowing_cast_is_not_stripped() {
+        let e = Expr::Cast(datafusion::logical_expr::Cast::new(Box::new(col("f")), DataType::Int32)).eq(lit(5i32));
+        assert_eq!(bind(&e, &schema()), Predicate::Unknown);
+    }
+
+    #[test]
+    fn inexact_literal_stays_unknown() {
+        assert_eq!(bind(&col("id").lt(lit(5.5f64)), &schema()), Predicate::Unknown);
+        assert_eq!(
+            bind(&col("id").lt(lit(5i32)), &schema()),
+            Predicate::Binary {
+                op: BinaryOp::Lt,
+                field: 1,
+                literal: ScalarValue::Int64(Some(5))
+            }
+        );
+    }
+
+    #[test]
+    fn like_prefix() {
+        assert_eq!(
+            bind(&col("s").like(lit("ab%")), &schema()),
+            Predicate::Binary {
+                op: BinaryOp::StartsWith,
+                field: 3,
+                literal: ScalarValue::Utf8(Some("ab".into()))
+            }
+        );
+        assert_eq!(bind(&col("s").like(lit("a_b%")), &schema()), Predicate::Unknown);
+    }
+}

@@ -1,0 +1,115 @@
+//! Evaluate a projected predicate over partition-value columns, one Arrow
+//! kernel call per leaf for a whole manifest.
+//!
+//! Three-valued: a leaf on a NULL partition value is NULL, and only rows
+//! whose result is `true` survive. That matches SQL: a NULL partition value
+//! means every source value in the file is NULL, where `x < 5` is NULL too.
+
+use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Scalar};
+use datafusion::arrow::compute::kernels::cmp;
+use datafusion::arrow::compute::{and_kleene, is_not_null, is_null, not, or_kleene};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+
+use super::predicate::{BinaryOp, Predicate, SetOp, UnaryOp};
+use crate::error::Result;
+
+/// Evaluate `pred` over `num_rows` rows whose field `id` is `column(id)`.
+/// A field with no column (or an unsupported comparison) evaluates to true.
+pub fn evaluate(pred: &Predicate, num_rows: usize, column: &dyn Fn(i32) -> Option<ArrayRef>) -> Result<BooleanArray> {
+    let all = |v: bool| BooleanArray::from(vec![v; num_rows]);
+    Ok(match pred {
+        Predicate::True | Predicate::Unknown => all(true),
+        Predicate::False => all(false),
+        Predicate::And(a, b) => and_kleene(&evaluate(a, num_rows, column)?, &evaluate(b, num_rows, column)?)?,
+        Predicate::Or(a, b) => or_kleene(&evaluate(a, num_rows, column)?, &evaluate(b, num_rows, column)?)?,
+        Predicate::Not(a) => not(&evaluate(a, num_rows, column)?)?,
+        Predicate::Unary { op, field } => {
+            let Some(c) = column(*field) else { return Ok(all(true)) };
+            match op {
+                UnaryOp::IsNull => is_null(&c)?,
+                UnaryOp::NotNull => is_not_null(&c)?,
+                UnaryOp::IsNan => nan(&c, true).unwrap_or_else(|| all(true)),
+                UnaryOp::NotNan => nan(&c, false).unwrap_or_else(|| all(true)),
+            }
+        }
+        Predicate::Binary { op, field, literal } => {
+            let Some(c) = column(*field) else { return Ok(all(true)) };
+            compare(&c, *op, literal)?.unwrap_or_else(|| all(true))
+        }
+        Predicate::Set { op, field, literals } => {
+            let Some(c) = column(*field) else { return Ok(all(true)) };
+            let mut acc = all(false);
+            for l in literals {
+                match compare(&c, BinaryOp::Eq, l)? {
+                    Some(eq) => acc = or_kleene(&acc, &eq)?,
+                    None => return Ok(all(true)),
+                }
+            }
+            // x IN () is false, x NOT IN () is true — but NULL stays NULL.
+            let nulls = is_null(&c)?;
+            let acc = if literals.is_empty() {
+                nullify(&acc, &nulls)?
+            } else {
+                acc
+            };
+            match op {
+                SetOp::In => acc,
+                SetOp::NotIn => not(&acc)?,
+            }
+        }
+    })
+}
+
+fn nullify(values: &BooleanArray, nulls: &BooleanArray) -> Result<BooleanArray> {
+    let validity = not(nulls)?;
+    Ok(BooleanArray::new(
+        values.values().clone(),
+        Some(validity.values().clone().into()),
+    ))
+}
+
+fn nan(c: &ArrayRef, want: bool) -> Option<BooleanArray> {
+    use datafusion::arrow::array::{Float32Array, Float64Array};
+    let out: BooleanArray = match c.data_type() {
+        DataType::Float32 => c
+            .as_any()
+            .downcast_ref::<Float32Array>()?
+            .iter()
+            .map(|v| v.map(|f| f.is_nan() == want))
+            .collect(),
+        DataType::Float64 => c
+            .as_any()
+            .downcast_ref::<Float64Array>()?
+            .iter()
+            .map(|v| v.map(|f| f.is_nan() == want))
+            .collect(),
+        _ => BooleanArray::from(vec![!want; c.len()]),
+    };
+    Some(out)
+}
+
+/// `column op literal`, or `None` when the literal can't be put in the column's type.
+fn compare(c: &ArrayRef, op: BinaryOp, literal: &ScalarValue) -> Result<Option<BooleanArray>> {
+    let Ok(lit) = literal.cast_to(c.data_type()) else {
+        return Ok(None);
+    };
+    if lit.is_null() {
+        return Ok(None);
+    }
+    let scalar = Scalar::new(lit.to_array()?);
+    Ok(Some(match op {
+        BinaryOp::Eq => cmp::eq(c, &scalar)?,
+        BinaryOp::NotEq => cmp::neq(c, &scalar)?,
+        BinaryOp::Lt => cmp::lt(c, &scalar)?,
+        BinaryOp::LtEq => cmp::lt_eq(c, &scalar)?,
+        BinaryOp::Gt => cmp::gt(c, &scalar)?,
+        BinaryOp::GtEq => cmp::gt_eq(c, &scalar)?,
+        BinaryOp::StartsWith | BinaryOp::NotStartsWith => {
+            let Ok(sw) = datafusion::arrow::compute::kernels::comparison::starts_with(c, &scalar) else {
+                return Ok(None);
+            };
+            if op == BinaryOp::StartsWith { sw } else { not(&sw)? }
+        }
+    }))
+}

@@ -1,0 +1,17 @@
+//! Filters → partition predicates, one visitor per step:
+//! [`bind`] (DataFusion `Expr` → [`Predicate`] on field ids) →
+//! [`rewrite_not`] (push NOT to the leaves) → [`project`] (per table spec,
+//! inclusive projection through each partition transform) → [`evaluate`]
+//! (vectorized over a manifest's partition columns).
+
+pub mod bind;
+pub mod evaluate;
+pub mod predicate;
+pub mod project;
+pub mod rewrite_not;
+
+pub use bind::bind;
+pub use evaluate::evaluate;
+pub use predicate::Predicate;
+pub use project::project_inclusive;
+pub use rewrite_not::rewrite_not;

@@ -1,0 +1,30 @@
+//! # hidden-partitions
+//!
+//! Partition-aware tables for Apache DataFusion: hidden partitioning with
+//! Iceberg's transforms, manifests with typed partition values and column
+//! statistics, and pruning that turns filters on source columns into
+//! partition predicates.
+//!
+//! Layers, top to bottom (see `docs/ARCHITECTURE.md`):
+//! [`sql`] → [`catalog`] → [`provider`] → [`expr`] → [`manifest`] →
+//! [`table`] / [`spec`] / [`transform`] / [`values`] → [`store`].
+
+pub mod catalog;
+pub mod cli;
+pub mod error;
+pub mod expr;
+pub mod manifest;
+pub mod provider;
+pub mod session;
+pub mod slt;
+pub mod spec;
+pub mod sql;
+pub mod store;
+pub mod table;
+pub mod transform;
+pub mod values;
+
+pub use catalog::{Warehouse, WarehouseSchema};
+pub use error::{Error, Result};
+pub use session::{SessionContextExt, session};
+pub use sql::{StatementResult, execute_sql};

@@ -1,0 +1,81 @@
+//! `hidden-partitions`: SQL over a warehouse of partition-aware tables.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use hidden_partitions::cli::{OutputFormat, repl, write_result};
+use hidden_partitions::session;
+use hidden_partitions::sql::{execute_statement, parse_statements};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hidden-partitions",
+    version,
+    about = "Run SQL against a warehouse of hidden-partitioned tables"
+)]
+struct Args {
+    /// Warehouse directory holding the tables (created if missing)
+    #[arg(long, default_value = "./warehouse")]
+    warehouse: PathBuf,
+    /// SQL to run: one or more `;`-separated statements (may repeat)
+    #[arg(short = 'c', long = "command")]
+    command: Vec<String>,
+    /// File of SQL statements to run (may repeat)
+    #[arg(short = 'f', long = "file")]
+    file: Vec<PathBuf>,
+    /// How to print results
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let ctx = match session(&args.warehouse).await {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.command.is_empty() && args.file.is_empty() {
+        return ExitCode::from(repl::run(&ctx, args.format).await as u8);
+    }
+    let mut scripts = Vec::new();
+    for f in &args.file {
+        match std::fs::read_to_string(f) {
+            Ok(s) => scripts.push(s),
+            Err(e) => {
+                eprintln!("Error: cannot read {}: {e}", f.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    scripts.extend(args.command.iter().cloned());
+    let mut out = std::io::stdout().lock();
+    for script in scripts {
+        let statements = match parse_statements(&script) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("Error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        // Print each result as soon as its statement ran, so output before a failure is kept.
+        for statement in statements {
+            let result = match execute_statement(&ctx, statement).await {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("Error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            if let Err(e) = write_result(&mut out, &result, args.format) {
+                eprintln!("Error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

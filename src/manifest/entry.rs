@@ -1,0 +1,28 @@
+//! One data file as tracked in a manifest.
+
+use datafusion::common::ScalarValue;
+
+/// Statistics of one top-level column in one data file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnStats {
+    pub field_id: i32,
+    pub null_count: u64,
+    /// `None` for types without an order (and when every value is null).
+    pub min: Option<ScalarValue>,
+    pub max: Option<ScalarValue>,
+}
+
+/// A data file: where it is, how big, which spec and partition, column stats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataFile {
+    /// Relative to the table root, in stored (URI-encoded) form.
+    pub path: String,
+    pub file_size: u64,
+    pub record_count: u64,
+    pub spec_id: i32,
+    /// Typed partition values in partition-spec order.
+    pub partition: Vec<ScalarValue>,
+    /// The serialized (protocol string) form of each partition value.
+    pub partition_strings: Vec<Option<String>>,
+    pub column_stats: Vec<ColumnStats>,
+}

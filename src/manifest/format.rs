@@ -1,0 +1,174 @@
+//! The manifest file: Parquet, one row per data file, one table spec per file.
+//!
+//! | column                 | type                                             |
+//! |------------------------|--------------------------------------------------|
+//! | `path`                 | utf8, relative to the table root, URI-encoded    |
+//! | `file_size_in_bytes`   | int64                                            |
+//! | `record_count`         | int64                                            |
+//! | `spec_id`              | int32                                            |
+//! | `partition`            | struct, one typed child per partition field      |
+//! | `partition_strings`    | struct, one utf8 child per partition field       |
+//! | `stats`                | struct, child `"<field id>"` per top-level column:|
+//! |                        | `struct<null_count: int64, min: T, max: T>`      |
+//!
+//! `partition`/`partition_strings` are left out for unpartitioned specs;
+//! `min`/`max` are left out for columns without an order (nested, variant).
+//! Keeping values typed and columnar lets pruning run as Arrow kernels.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, StructArray};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
+use datafusion::common::ScalarValue;
+
+use super::entry::DataFile;
+use super::stats::has_bounds;
+use crate::error::Result;
+use crate::spec::TableSpec;
+use crate::spec::types::strip_metadata;
+
+pub const PATH: &str = "path";
+pub const FILE_SIZE: &str = "file_size_in_bytes";
+pub const RECORD_COUNT: &str = "record_count";
+pub const SPEC_ID: &str = "spec_id";
+pub const PARTITION: &str = "partition";
+pub const PARTITION_STRINGS: &str = "partition_strings";
+pub const STATS: &str = "stats";
+pub const NULL_COUNT: &str = "null_count";
+pub const MIN: &str = "min";
+pub const MAX: &str = "max";
+
+/// Partition struct fields (name, result type) of a spec.
+pub fn partition_fields(spec: &TableSpec) -> Result<Fields> {
+    let bound = spec.partition_spec.bind(&spec.schema)?;
+    Ok(bound
+        .iter()
+        .map(|b| Arc::new(Field::new(&b.field.name, b.result_type.clone(), true)))
+        .collect())
+}
+
+/// One stats child per top-level column of the spec's schema.
+pub fn stats_fields(spec: &TableSpec) -> Fields {
+    spec.schema
+        .fields
+        .iter()
+        .map(|f| {
+            let dt = strip_metadata(&f.field_type.to_arrow());
+            let mut children = vec![Field::new(NULL_COUNT, DataType::Int64, false)];
+            if has_bounds(&dt) {
+                children.push(Field::new(MIN, dt.clone(), true));
+                children.push(Field::new(MAX, dt, true));
+            }
+            Arc::new(Field::new(
+                f.id.to_string(),
+                DataType::Struct(Fields::from(children)),
+                false,
+            ))
+        })
+        .collect()
+}
+
+/// The Arrow schema of a manifest for `spec`.
+pub fn manifest_schema(spec: &TableSpec) -> Result<SchemaRef> {
+    let mut fields = vec![
+        Field::new(PATH, DataType::Utf8, false),
+        Field::new(FILE_SIZE, DataType::Int64, false),
+        Field::new(RECORD_COUNT, DataType::Int64, false),
+        Field::new(SPEC_ID, DataType::Int32, false),
+    ];
+    let parts = partition_fields(spec)?;
+    if !parts.is_empty() {
+        let strings: Fields = parts
+            .iter()
+            .map(|f| Arc::new(Field::new(f.name(), DataType::Utf8, true)))
+            .collect();
+        fields.push(Field::new(PARTITION, DataType::Struct(parts), false));
+        fields.push(Field::new(PARTITION_STRINGS, DataType::Struct(strings), false));
+    }
+    let stats = stats_fields(spec);
+    if !stats.is_empty() {
+        fields.push(Field::new(STATS, DataType::Struct(stats), false));
+    }
+    Ok(Arc::new(ArrowSchema::new(fields)))
+}
+
+fn scalars_to_array(values: impl IntoIterator<Item = ScalarValue>, dt: &DataType) -> Result<ArrayRef> {
+    let values: Vec<ScalarValue> = values
+        .into_iter()
+        .map(|v| {
+            if v.is_null() {
+                ScalarValue::try_from(dt)
+            } else {
+                v.cast_to(dt)
+            }
+        })
+        .collect::<datafusion::common::Result<_>>()?;
+    if values.is_empty() {
+        return Ok(datafusion::arrow::array::new_empty_array(dt));
+    }
+    Ok(ScalarValue::iter_to_array(values)?)
+}
+
+/// Build the manifest batch for `files`, all written under `spec`.
+pub fn manifest_batch(spec: &TableSpec, files: &[DataFile]) -> Result<RecordBatch> {
+    let schema = manifest_schema(spec)?;
+    let mut columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(files.iter().map(|f| f.path.as_str()))),
+        Arc::new(Int64Array::from_iter_values(files.iter().map(|f| f.file_size as i64))),
+        Arc::new(Int64Array::from_iter_values(
+            files.iter().map(|f| f.record_count as i64),
+        )),
+        Arc::new(Int32Array::from_iter_values(files.iter().map(|f| f.spec_id))),
+    ];
+    let parts = partition_fields(spec)?;
+    if !parts.is_empty() {
+        let mut children = Vec::with_capacity(parts.len());
+        let mut strings = Vec::with_capacity(parts.len());
+        for (i, field) in parts.iter().enumerate() {
+            children.push(scalars_to_array(
+                files.iter().map(|f| f.partition[i].clone()),
+                field.data_type(),
+            )?);
+            strings.push(Arc::new(StringArray::from_iter(
+                files.iter().map(|f| f.partition_strings[i].as_deref()),
+            )) as ArrayRef);
+        }
+        let string_fields: Fields = parts
+            .iter()
+            .map(|f| Arc::new(Field::new(f.name(), DataType::Utf8, true)))
+            .collect();
+        columns.push(Arc::new(StructArray::try_new(parts.clone(), children, None)?));
+        columns.push(Arc::new(StructArray::try_new(string_fields, strings, None)?));
+    }
+    let stats = stats_fields(spec);
+    if !stats.is_empty() {
+        let mut per_column = Vec::with_capacity(stats.len());
+        for (col, field) in spec.schema.fields.iter().zip(stats.iter()) {
+            let DataType::Struct(children) = field.data_type() else {
+                unreachable!("stats fields are structs")
+            };
+            let find = |f: &DataFile| f.column_stats.iter().find(|s| s.field_id == col.id).cloned();
+            let mut arrays: Vec<ArrayRef> = vec![Arc::new(Int64Array::from_iter_values(
+                files.iter().map(|f| find(f).map(|s| s.null_count as i64).unwrap_or(0)),
+            ))];
+            if children.len() == 3 {
+                let dt = children[1].data_type();
+                arrays.push(scalars_to_array(
+                    files
+                        .iter()
+                        .map(|f| find(f).and_then(|s| s.min).unwrap_or(ScalarValue::Null)),
+                    dt,
+                )?);
+                arrays.push(scalars_to_array(
+                    files
+                        .iter()
+                        .map(|f| find(f).and_then(|s| s.max).unwrap_or(ScalarValue::Null)),
+                    dt,
+                )?);
+            }
+            per_column.push(Arc::new(StructArray::try_new(children.clone(), arrays, None)?) as ArrayRef);
+        }
+        columns.push(Arc::new(StructArray::try_new(stats, per_column, None)?));
+    }
+    Ok(RecordBatch::try_new(schema, columns)?)
+}

@@ -1,0 +1,119 @@
+//! Writing and reading manifest files.
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::concat_batches;
+use datafusion::common::ScalarValue;
+use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use super::entry::DataFile;
+use super::format::{manifest_batch, manifest_schema};
+use crate::error::Result;
+use crate::spec::{FieldSummary, ManifestFile, TableSpec};
+use crate::store::TableLocation;
+use crate::values;
+
+/// Write `files` (all under `spec`) as a new manifest and describe it for the snapshot.
+pub async fn write_manifest(
+    location: &TableLocation,
+    spec: &TableSpec,
+    files: &[DataFile],
+    snapshot_id: i64,
+) -> Result<ManifestFile> {
+    let batch = manifest_batch(spec, files)?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .build();
+    let mut buf = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
+    writer.write(&batch)?;
+    writer.close()?;
+    let name = format!("{}-m.parquet", uuid::Uuid::new_v4());
+    let rel = TableLocation::stored_path(["metadata", name.as_str()]);
+    let length = buf.len() as u64;
+    let opts = PutOptions {
+        mode: PutMode::Create,
+        ..Default::default()
+    };
+    location
+        .store
+        .put_opts(&location.resolve(&rel)?, PutPayload::from(buf), opts)
+        .await?;
+    Ok(ManifestFile {
+        path: rel,
+        length,
+        spec_id: spec.spec_id,
+        added_snapshot_id: snapshot_id,
+        file_count: files.len() as u64,
+        record_count: files.iter().map(|f| f.record_count).sum(),
+        partitions: summarize(spec, files)?,
+    })
+}
+
+/// Per partition field: nulls present, and lower/upper bounds as serialized values.
+fn summarize(spec: &TableSpec, files: &[DataFile]) -> Result<Vec<FieldSummary>> {
+    let n = spec.partition_spec.fields.len();
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut contains_null = false;
+        let mut contains_nan = false;
+        let mut lower: Option<&ScalarValue> = None;
+        let mut upper: Option<&ScalarValue> = None;
+        for v in files.iter().map(|f| &f.partition[i]) {
+            if v.is_null() {
+                contains_null = true;
+                continue;
+            }
+            if is_nan(v) {
+                contains_nan = true;
+                continue;
+            }
+            if lower.is_none_or(|l| v.partial_cmp(l) == Some(std::cmp::Ordering::Less)) {
+                lower = Some(v);
+            }
+            if upper.is_none_or(|u| v.partial_cmp(u) == Some(std::cmp::Ordering::Greater)) {
+                upper = Some(v);
+            }
+        }
+        let ser = |v: Option<&ScalarValue>| -> Result<Option<String>> {
+            match v {
+                Some(v) => Ok(values::serialize(v)?),
+                None => Ok(None),
+            }
+        };
+        // An empty string serializes as null: then no bound can be trusted.
+        let (lower_bound, upper_bound) = (ser(lower)?, ser(upper)?);
+        let bounded = lower.is_some() && lower_bound.is_some() && upper_bound.is_some();
+        out.push(FieldSummary {
+            contains_null: contains_null || (lower.is_some() && !bounded),
+            contains_nan,
+            lower_bound: if bounded { lower_bound } else { None },
+            upper_bound: if bounded { upper_bound } else { None },
+        });
+    }
+    Ok(out)
+}
+
+fn is_nan(v: &ScalarValue) -> bool {
+    match v {
+        ScalarValue::Float32(Some(f)) => f.is_nan(),
+        ScalarValue::Float64(Some(f)) => f.is_nan(),
+        _ => false,
+    }
+}
+
+/// Read a whole manifest into one batch with the manifest schema of `spec`.
+pub async fn read_manifest(location: &TableLocation, manifest: &ManifestFile, spec: &TableSpec) -> Result<RecordBatch> {
+    let path = location.resolve(&manifest.path)?;
+    let bytes = location.store.get(&path).await?.bytes().await?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)?
+        .with_batch_size(64 * 1024)
+        .build()?;
+    let batches = reader.collect::<Result<Vec<RecordBatch>, _>>()?;
+    let schema = manifest_schema(spec)?;
+    let batch = concat_batches(&schema, batches.iter())?;
+    Ok(batch)
+}

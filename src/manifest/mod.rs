@@ -1,0 +1,10 @@
+//! Manifests: Parquet files listing data files with typed partition values
+//! and column statistics, read column-wise for vectorized pruning.
+
+pub mod entry;
+pub mod format;
+pub mod io;
+pub mod stats;
+
+pub use entry::{ColumnStats, DataFile};
+pub use io::{read_manifest, write_manifest};

@@ -1,0 +1,10 @@
+//! DataFusion integration: the `TableProvider`, file planning, the scan node
+//! and the INSERT sink.
+
+pub mod planning;
+pub mod scan_exec;
+pub mod sink;
+pub mod table_provider;
+
+pub use scan_exec::HiddenPartitionsScanExec;
+pub use table_provider::HiddenPartitionsTable;

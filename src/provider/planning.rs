@@ -1,0 +1,222 @@
+//! Choosing the data files a scan must read.
+//!
+//! For every manifest of the snapshot: bind the filters to field ids, push
+//! NOT down, project through the manifest's own table spec, evaluate the
+//! projected predicate over the manifest's partition columns, then drop files
+//! whose column statistics (min/max/null counts) cannot match. All of it is
+//! columnar: one kernel call per predicate leaf per manifest.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StructArray};
+use datafusion::arrow::compute::{and, cast, filter_record_batch};
+use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef};
+use datafusion::common::pruning::PruningStatistics;
+use datafusion::common::{Column, ScalarValue};
+use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
+
+use crate::error::Result;
+use crate::expr::{Predicate, bind, evaluate, project_inclusive, rewrite_not};
+use crate::manifest::format::{FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION, PATH, RECORD_COUNT, STATS};
+use crate::manifest::read_manifest;
+use crate::spec::{Schema, Snapshot, TableMetadata, TableSpec};
+use crate::store::TableLocation;
+
+/// A data file chosen for the scan.
+#[derive(Debug, Clone)]
+pub struct PlannedFile {
+    pub path: object_store::path::Path,
+    pub size: u64,
+    pub record_count: u64,
+    pub spec_id: i32,
+}
+
+/// Selected and total files of one table spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpecFileCount {
+    pub spec_id: i32,
+    pub selected: usize,
+    pub total: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FilePlan {
+    pub files: Vec<PlannedFile>,
+    pub counts: Vec<SpecFileCount>,
+}
+
+impl FilePlan {
+    pub fn selected(&self) -> usize {
+        self.counts.iter().map(|c| c.selected).sum()
+    }
+    pub fn total(&self) -> usize {
+        self.counts.iter().map(|c| c.total).sum()
+    }
+    fn count(&mut self, spec_id: i32, selected: usize, total: usize) {
+        match self.counts.iter_mut().find(|c| c.spec_id == spec_id) {
+            Some(c) => {
+                c.selected += selected;
+                c.total += total;
+            }
+            None => self.counts.push(SpecFileCount {
+                spec_id,
+                selected,
+                total,
+            }),
+        }
+        self.counts.sort_by_key(|c| c.spec_id);
+    }
+}
+
+/// The filter in the form every step needs: bound to source field ids, NOT-free.
+pub fn source_predicate(filters: &[Expr], schema: &Schema) -> Predicate {
+    match conjunction(filters.iter().cloned()) {
+        Some(expr) => rewrite_not(bind(&expr, schema)),
+        None => Predicate::True,
+    }
+}
+
+/// Select the files of `snapshot` that may hold rows matching `filters`.
+pub async fn plan_files(
+    location: &TableLocation,
+    metadata: &TableMetadata,
+    snapshot: Option<&Snapshot>,
+    filters: &[Expr],
+    stats_pruning: Option<&PruningPredicate>,
+) -> Result<FilePlan> {
+    let mut plan = FilePlan::default();
+    let current = metadata.current_spec()?;
+    for spec in &metadata.table_specs {
+        plan.count(spec.spec_id, 0, 0);
+    }
+    let Some(snapshot) = snapshot else { return Ok(plan) };
+    let predicate = source_predicate(filters, &current.schema);
+    for manifest in &snapshot.manifests {
+        let spec = metadata.spec(manifest.spec_id)?;
+        let bound = spec.partition_spec.bind(&spec.schema)?;
+        let projected = project_inclusive(&predicate, &bound);
+        let batch = read_manifest(location, manifest, spec).await?;
+        let total = batch.num_rows();
+        let mut keep = partition_mask(&batch, &projected, spec)?;
+        if let Some(pruning) = stats_pruning {
+            let stats = ManifestStatistics {
+                batch: &batch,
+                spec,
+                current: &current.schema,
+            };
+            let by_stats = BooleanArray::from(pruning.prune(&stats)?);
+            keep = and(&keep, &by_stats)?;
+        }
+        let survivors = filter_record_batch(&batch, &keep)?;
+        plan.count(spec.spec_id, survivors.num_rows(), total);
+        let paths = survivors.column_by_name(PATH).map(|c| c.as_string::<i32>().clone());
+        let sizes = survivors
+            .column_by_name(FILE_SIZE)
+            .map(|c| c.as_primitive::<Int64Type>().clone());
+        let rows = survivors
+            .column_by_name(RECORD_COUNT)
+            .map(|c| c.as_primitive::<Int64Type>().clone());
+        let (Some(paths), Some(sizes), Some(rows)) = (paths, sizes, rows) else {
+            return crate::format_err!("manifest {} lacks path/size/record count columns", manifest.path);
+        };
+        for i in 0..survivors.num_rows() {
+            plan.files.push(PlannedFile {
+                path: location.resolve(paths.value(i))?,
+                size: sizes.value(i) as u64,
+                record_count: rows.value(i) as u64,
+                spec_id: spec.spec_id,
+            });
+        }
+    }
+    Ok(plan)
+}
+
+fn partition_mask(batch: &RecordBatch, projected: &Predicate, spec: &TableSpec) -> Result<BooleanArray> {
+    let rows = batch.num_rows();
+    if matches!(projected, Predicate::True) {
+        return Ok(BooleanArray::from(vec![true; rows]));
+    }
+    let partition = batch.column_by_name(PARTITION).map(|c| c.as_struct().clone());
+    let fields = &spec.partition_spec.fields;
+    let column = |id: i32| -> Option<ArrayRef> {
+        let idx = fields.iter().position(|f| f.field_id == id)?;
+        partition.as_ref().map(|p| Arc::clone(p.column(idx)))
+    };
+    let mask = evaluate(projected, rows, &column)?;
+    // NULL (unknown) means the file can't match: only `true` survives.
+    Ok(match mask.nulls() {
+        Some(nulls) => {
+            let values = mask.values() & nulls.inner();
+            BooleanArray::new(values, None)
+        }
+        None => mask,
+    })
+}
+
+/// Column statistics of a manifest's files, addressed by current column names.
+struct ManifestStatistics<'a> {
+    batch: &'a RecordBatch,
+    spec: &'a TableSpec,
+    current: &'a Schema,
+}
+
+impl ManifestStatistics<'_> {
+    fn stat(&self, column: &Column, child: &str) -> Option<ArrayRef> {
+        let field = self.current.field_by_name(&column.name)?;
+        // Only when the file's spec knows this column (by id).
+        let file_field = self.spec.schema.field_by_id(field.id)?;
+        let stats = self.batch.column_by_name(STATS)?.as_struct();
+        let per_column: &StructArray = stats.column_by_name(&file_field.id.to_string())?.as_struct();
+        let array = per_column.column_by_name(child)?;
+        let want = if child == NULL_COUNT {
+            DataType::UInt64
+        } else {
+            crate::spec::types::strip_metadata(&field.field_type.to_arrow())
+        };
+        if array.data_type() == &want {
+            Some(Arc::clone(array))
+        } else {
+            cast(array, &want).ok()
+        }
+    }
+}
+
+impl PruningStatistics for ManifestStatistics<'_> {
+    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.stat(column, MIN)
+    }
+    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.stat(column, MAX)
+    }
+    fn num_containers(&self) -> usize {
+        self.batch.num_rows()
+    }
+    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+        self.stat(column, NULL_COUNT)
+    }
+    fn row_counts(&self) -> Option<ArrayRef> {
+        let rows = self.batch.column_by_name(RECORD_COUNT)?;
+        cast(rows, &DataType::UInt64).ok()
+    }
+    fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
+        None
+    }
+}
+
+/// Build the statistics pruning predicate for `filters` over the table schema.
+pub fn stats_pruning_predicate(
+    state: &dyn datafusion::catalog::Session,
+    filters: &[Expr],
+    schema: &SchemaRef,
+) -> Option<Arc<PruningPredicate>> {
+    let expr = conjunction(filters.iter().cloned())?;
+    let df_schema = datafusion::common::DFSchema::try_from(Arc::clone(schema)).ok()?;
+    let physical = state.create_physical_expr(expr, &df_schema).ok()?;
+    let pruning = PruningPredicateBuilder::new()
+        .with_file_schema(Arc::clone(schema))
+        .build(physical)?;
+    (!pruning.always_true()).then_some(pruning)
+}

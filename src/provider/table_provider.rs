@@ -1,0 +1,165 @@
+//! The `TableProvider`: one table at one metadata version.
+//!
+//! The catalog hands out a provider per statement, loaded from the latest
+//! committed version, so every statement sees the table as of its start.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
+use datafusion::common::{SchemaExt, Statistics, not_impl_err, project_schema};
+use datafusion::datasource::TableType;
+use datafusion::datasource::file_format::FileFormat;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::error::Result;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::empty::EmptyExec;
+use object_store::ObjectMeta;
+
+use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
+use super::scan_exec::HiddenPartitionsScanExec;
+use super::sink::HiddenPartitionsSink;
+use crate::spec::TableMetadata;
+use crate::store::Versioned;
+use crate::table::Table;
+
+#[derive(Debug, Clone)]
+pub struct HiddenPartitionsTable {
+    table: Table,
+    version: Versioned,
+    schema: SchemaRef,
+}
+
+impl HiddenPartitionsTable {
+    pub fn try_new(table: Table, version: Versioned) -> crate::error::Result<Self> {
+        let schema = version.metadata.current_spec()?.schema.arrow_schema();
+        Ok(Self { table, version, schema })
+    }
+
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    pub fn metadata(&self) -> &TableMetadata {
+        &self.version.metadata
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version.version
+    }
+
+    /// Plan which files a scan with `filters` reads.
+    pub async fn plan_files(&self, state: &dyn Session, filters: &[Expr]) -> Result<FilePlan> {
+        let md = &self.version.metadata;
+        let pruning = stats_pruning_predicate(state, filters, &self.schema);
+        Ok(plan_files(
+            &self.table.location,
+            md,
+            md.current_snapshot(),
+            filters,
+            pruning.as_deref(),
+        )
+        .await?)
+    }
+}
+
+/// Spread files over `n` groups, largest first onto the lightest group.
+fn balance(files: &[PlannedFile], n: usize) -> Vec<FileGroup> {
+    let n = n.max(1).min(files.len().max(1));
+    let mut order: Vec<&PlannedFile> = files.iter().collect();
+    order.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path)));
+    let mut groups: Vec<(u64, Vec<PartitionedFile>)> = (0..n).map(|_| (0, Vec::new())).collect();
+    for f in order {
+        let Some(lightest) = groups.iter_mut().min_by_key(|(bytes, _)| *bytes) else {
+            break;
+        };
+        lightest.0 += f.size;
+        lightest.1.push(PartitionedFile::new_from_meta(ObjectMeta {
+            location: f.path.clone(),
+            last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+            size: f.size,
+            e_tag: None,
+            version: None,
+        }));
+    }
+    groups
+        .into_iter()
+        .filter(|(_, g)| !g.is_empty())
+        .map(|(_, g)| FileGroup::new(g))
+        .collect()
+}
+
+#[async_trait]
+impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let plan = self.plan_files(state, filters).await?;
+        let name = self.table.name.clone();
+        if plan.files.is_empty() {
+            let schema = project_schema(&self.schema, projection)?;
+            return Ok(Arc::new(HiddenPartitionsScanExec::new(
+                name,
+                plan.counts,
+                Arc::new(EmptyExec::new(schema)),
+            )));
+        }
+        let rows: u64 = plan.files.iter().map(|f| f.record_count).sum();
+        let bytes: u64 = plan.files.iter().map(|f| f.size).sum();
+        let mut statistics = Statistics::new_unknown(&self.schema);
+        statistics.num_rows = Precision::Exact(rows as usize);
+        statistics.total_byte_size = Precision::Inexact(bytes as usize);
+        let groups = balance(&plan.files, state.config().target_partitions());
+        let source = Arc::new(ParquetSource::new(Arc::clone(&self.schema)));
+        let config = FileScanConfigBuilder::new(self.table.location.store_url.clone(), source)
+            .with_file_groups(groups)
+            .with_statistics(statistics)
+            .with_projection_indices(projection.cloned())?
+            .with_limit(limit)
+            .build();
+        let format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
+        let exec = format.create_physical_plan(state, config).await?;
+        Ok(Arc::new(HiddenPartitionsScanExec::new(name, plan.counts, exec)))
+    }
+
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if insert_op != InsertOp::Append {
+            return not_impl_err!(
+                "{insert_op} is not supported for table {}; only INSERT INTO (append) is",
+                self.table.name
+            );
+        }
+        self.schema.logically_equivalent_names_and_types(&input.schema())?;
+        let spec = self.version.metadata.current_spec()?.clone();
+        let sink = HiddenPartitionsSink::new(self.table.clone(), spec, Arc::clone(&self.schema));
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+    }
+}

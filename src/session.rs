@@ -1,0 +1,89 @@
+//! Putting the pieces into a DataFusion session.
+//!
+//! ```no_run
+//! # async fn demo() -> hidden_partitions::Result<()> {
+//! let ctx = hidden_partitions::session("./warehouse").await?;
+//! hidden_partitions::execute_sql(&ctx, "CREATE TABLE t (id BIGINT, ts TIMESTAMP) PARTITIONED BY (day(ts))").await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Embedding into an existing context instead: build the user's own
+//! `SessionContext`, then call [`SessionContextExt::register_warehouse`];
+//! nothing else of the user's configuration is replaced.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use crate::catalog::{Warehouse, WarehouseSchema};
+use crate::error::{Error, Result};
+use crate::sql::{StatementResult, execute_sql};
+
+/// A new session whose default schema is the warehouse at `dir`.
+pub async fn session(dir: impl AsRef<std::path::Path>) -> Result<SessionContext> {
+    let config = SessionConfig::new().with_information_schema(true);
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    ctx.register_warehouse(Warehouse::local(dir)?).await?;
+    Ok(ctx)
+}
+
+#[async_trait]
+pub trait SessionContextExt {
+    /// Make `warehouse` the default schema of the default catalog.
+    async fn register_warehouse(&self, warehouse: Warehouse) -> Result<Arc<WarehouseSchema>>;
+    /// Register `warehouse` as `catalog.schema`.
+    async fn register_warehouse_as(
+        &self,
+        warehouse: Warehouse,
+        catalog: &str,
+        schema: &str,
+    ) -> Result<Arc<WarehouseSchema>>;
+    /// Run a script through the hidden-partitions statement layer.
+    async fn execute_sql(&self, sql: &str) -> Result<Vec<StatementResult>>;
+}
+
+#[async_trait]
+impl SessionContextExt for SessionContext {
+    async fn register_warehouse(&self, warehouse: Warehouse) -> Result<Arc<WarehouseSchema>> {
+        let (catalog, schema) = {
+            let state = self.state();
+            let opts = &state.config_options().catalog;
+            (opts.default_catalog.clone(), opts.default_schema.clone())
+        };
+        self.register_warehouse_as(warehouse, &catalog, &schema).await
+    }
+
+    async fn register_warehouse_as(
+        &self,
+        warehouse: Warehouse,
+        catalog: &str,
+        schema: &str,
+    ) -> Result<Arc<WarehouseSchema>> {
+        let ws = Arc::new(WarehouseSchema::new(warehouse, self.runtime_env()));
+        ws.refresh().await?;
+        let Some(cat) = self.catalog(catalog) else {
+            return Err(Error::Invalid(format!("catalog {catalog} does not exist")));
+        };
+        // Keep tables the user already registered in the schema being replaced.
+        if let Some(old) = cat.schema(schema) {
+            for name in old.table_names() {
+                if let Some(t) = old.table(&name).await? {
+                    use datafusion::catalog::SchemaProvider;
+                    ws.register_table(name, t)?;
+                }
+            }
+        }
+        cat.register_schema(schema, Arc::clone(&ws) as _)?;
+        Ok(ws)
+    }
+
+    async fn execute_sql(&self, sql: &str) -> Result<Vec<StatementResult>> {
+        execute_sql(self, sql).await
+    }
+}

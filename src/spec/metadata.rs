@@ -1,0 +1,131 @@
+//! Table metadata: the JSON document committed as `metadata/v<N>.metadata.json`.
+//!
+//! One version of the table: its table specs, the current spec, and the
+//! snapshots, each with the full list of manifests that make up the table at
+//! that point. See `docs/FORMAT.md` for a complete example.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::table_spec::TableSpec;
+use crate::error::Result;
+use crate::format_err;
+
+/// The format version this crate writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableMetadata {
+    #[serde(rename = "format-version")]
+    pub format_version: u32,
+    #[serde(rename = "table-uuid")]
+    pub table_uuid: String,
+    #[serde(rename = "last-updated-ms")]
+    pub last_updated_ms: i64,
+    #[serde(rename = "last-sequence-number")]
+    pub last_sequence_number: i64,
+    #[serde(rename = "last-column-id")]
+    pub last_column_id: i32,
+    #[serde(rename = "last-partition-id")]
+    pub last_partition_id: i32,
+    #[serde(rename = "current-spec-id")]
+    pub current_spec_id: i32,
+    #[serde(rename = "table-specs")]
+    pub table_specs: Vec<TableSpec>,
+    #[serde(rename = "current-snapshot-id")]
+    pub current_snapshot_id: Option<i64>,
+    #[serde(default)]
+    pub snapshots: Vec<Snapshot>,
+    #[serde(default)]
+    pub properties: BTreeMap<String, String>,
+}
+
+/// The table's state after one commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    #[serde(rename = "snapshot-id")]
+    pub snapshot_id: i64,
+    #[serde(rename = "parent-snapshot-id")]
+    pub parent_snapshot_id: Option<i64>,
+    #[serde(rename = "sequence-number")]
+    pub sequence_number: i64,
+    #[serde(rename = "timestamp-ms")]
+    pub timestamp_ms: i64,
+    pub operation: String,
+    #[serde(default)]
+    pub summary: BTreeMap<String, String>,
+    /// All manifests of the table at this snapshot.
+    pub manifests: Vec<ManifestFile>,
+}
+
+/// A manifest as listed in a snapshot, with a summary for pruning whole manifests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestFile {
+    /// Path relative to the table location, as stored (URI-encoded form).
+    pub path: String,
+    pub length: u64,
+    /// The table spec all files in this manifest were written with.
+    #[serde(rename = "spec-id")]
+    pub spec_id: i32,
+    #[serde(rename = "added-snapshot-id")]
+    pub added_snapshot_id: i64,
+    #[serde(rename = "file-count")]
+    pub file_count: u64,
+    #[serde(rename = "record-count")]
+    pub record_count: u64,
+    /// One summary per partition field of the spec, in spec order.
+    #[serde(default)]
+    pub partitions: Vec<FieldSummary>,
+}
+
+/// Bounds of one partition field over a manifest's files (serialized values).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldSummary {
+    #[serde(rename = "contains-null")]
+    pub contains_null: bool,
+    #[serde(rename = "contains-nan", default)]
+    pub contains_nan: bool,
+    #[serde(rename = "lower-bound")]
+    pub lower_bound: Option<String>,
+    #[serde(rename = "upper-bound")]
+    pub upper_bound: Option<String>,
+}
+
+impl TableMetadata {
+    pub fn spec(&self, spec_id: i32) -> Result<&TableSpec> {
+        self.table_specs
+            .iter()
+            .find(|s| s.spec_id == spec_id)
+            .ok_or_else(|| crate::error::Error::Format(format!("table spec {spec_id} is not in the table metadata")))
+    }
+
+    pub fn current_spec(&self) -> Result<&TableSpec> {
+        self.spec(self.current_spec_id)
+    }
+
+    pub fn current_snapshot(&self) -> Option<&Snapshot> {
+        let id = self.current_snapshot_id?;
+        self.snapshots.iter().find(|s| s.snapshot_id == id)
+    }
+
+    pub fn snapshot(&self, id: i64) -> Option<&Snapshot> {
+        self.snapshots.iter().find(|s| s.snapshot_id == id)
+    }
+
+    pub fn from_json(bytes: &[u8]) -> Result<TableMetadata> {
+        let md: TableMetadata = serde_json::from_slice(bytes)?;
+        if md.format_version != FORMAT_VERSION {
+            return format_err!(
+                "table format version {} is not supported (this build reads version {FORMAT_VERSION})",
+                md.format_version
+            );
+        }
+        md.current_spec()?;
+        Ok(md)
+    }
+
+    pub fn to_json(&self) -> Result<Vec<u8>> {
+        Ok(serde_json::to_vec_pretty(self)?)
+    }
+}

@@ -1,0 +1,14 @@
+//! Table specs and metadata: schema with field ids, column types, partition
+//! specs, table specs and the metadata JSON document that ties them together.
+
+pub mod metadata;
+pub mod partition;
+pub mod schema;
+pub mod table_spec;
+pub mod types;
+
+pub use metadata::{FieldSummary, ManifestFile, Snapshot, TableMetadata};
+pub use partition::{BoundPartitionField, PartitionField, PartitionSpec};
+pub use schema::Schema;
+pub use table_spec::TableSpec;
+pub use types::{NestedField, PrimitiveType, Type};

@@ -1,0 +1,132 @@
+//! Partition specs: which transform of which source column partitions a table.
+//!
+//! | field id | source id | transform   | name         | value for `ts = 2024-01-15 10:00`, `id = 34` |
+//! |----------|-----------|-------------|--------------|----------------------------------------------|
+//! | 1000     | 2 (ts)    | `day`       | `ts_day`     | `2024-01-15` (a DATE)                        |
+//! | 1001     | 1 (id)    | `bucket[16]`| `id_bucket`  | `bucket(16, 34)`                             |
+//!
+//! Partition field ids start at 1000 and are never reused for a different
+//! definition.
+
+use datafusion::arrow::datatypes::DataType;
+use serde::{Deserialize, Serialize};
+
+use super::schema::Schema;
+use super::types::NestedField;
+use crate::error::Result;
+use crate::invalid;
+use crate::transform::Transform;
+
+/// First partition field id of a table.
+pub const FIRST_PARTITION_FIELD_ID: i32 = 1000;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionField {
+    #[serde(rename = "field-id")]
+    pub field_id: i32,
+    #[serde(rename = "source-id")]
+    pub source_id: i32,
+    pub transform: Transform,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PartitionSpec {
+    pub fields: Vec<PartitionField>,
+}
+
+/// A partition field bound to its source column and result type.
+#[derive(Debug, Clone)]
+pub struct BoundPartitionField<'a> {
+    pub field: &'a PartitionField,
+    pub source: &'a NestedField,
+    pub source_index: usize,
+    pub result_type: DataType,
+}
+
+impl PartitionSpec {
+    pub fn is_unpartitioned(&self) -> bool {
+        self.fields.iter().all(|f| f.transform == Transform::Void)
+    }
+
+    /// Bind every field to its source column in `schema`, checking the transform applies.
+    pub fn bind<'a>(&'a self, schema: &'a Schema) -> Result<Vec<BoundPartitionField<'a>>> {
+        self.fields
+            .iter()
+            .map(|field| {
+                let Some(source_index) = schema.index_of_id(field.source_id) else {
+                    return invalid!(
+                        "partition field {:?} refers to source column id {} which is not in the schema",
+                        field.name,
+                        field.source_id
+                    );
+                };
+                let source = &schema.fields[source_index];
+                let source_type = source.field_type.to_arrow();
+                let result_type = field.transform.result_type(&source_type).map_err(|e| {
+                    crate::error::Error::Invalid(format!(
+                        "partition field {:?}: cannot apply {} to column {:?} of type {}: {e}",
+                        field.name, field.transform, source.name, source_type
+                    ))
+                })?;
+                Ok(BoundPartitionField {
+                    field,
+                    source,
+                    source_index,
+                    result_type,
+                })
+            })
+            .collect()
+    }
+
+    /// Default name of a partition field, as Iceberg names them.
+    pub fn default_name(transform: &Transform, source: &str) -> String {
+        match transform {
+            Transform::Identity => source.to_string(),
+            Transform::Year => format!("{source}_year"),
+            Transform::Month => format!("{source}_month"),
+            Transform::Day => format!("{source}_day"),
+            Transform::Hour => format!("{source}_hour"),
+            Transform::Bucket(n) => format!("{source}_bucket_{n}"),
+            Transform::Truncate(w) => format!("{source}_trunc_{w}"),
+            Transform::Void => format!("{source}_null"),
+        }
+    }
+
+    /// Check names are unique and sources exist and accept their transforms.
+    pub fn validate(&self, schema: &Schema) -> Result<()> {
+        for (i, f) in self.fields.iter().enumerate() {
+            if self.fields[..i].iter().any(|g| g.name.eq_ignore_ascii_case(&f.name)) {
+                return invalid!("duplicate partition field name {:?}", f.name);
+            }
+            if self.fields[..i]
+                .iter()
+                .any(|g| g.source_id == f.source_id && g.transform == f.transform)
+            {
+                return invalid!(
+                    "partition field {:?} repeats the transform {} of the same column",
+                    f.name,
+                    f.transform
+                );
+            }
+            if let Some(col) = schema.field_by_name(&f.name)
+                && !(f.transform == Transform::Identity && col.id == f.source_id)
+            {
+                return invalid!(
+                    "partition field name {:?} conflicts with column {:?}; name it with AS",
+                    f.name,
+                    col.name
+                );
+            }
+        }
+        self.bind(schema).map(|_| ())
+    }
+
+    pub fn highest_field_id(&self) -> i32 {
+        self.fields
+            .iter()
+            .map(|f| f.field_id)
+            .max()
+            .unwrap_or(FIRST_PARTITION_FIELD_ID - 1)
+    }
+}

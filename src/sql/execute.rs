@@ -1,0 +1,161 @@
+//! Running a script: our statements here, everything else through DataFusion,
+//! strictly in order (a statement sees the effects of the ones before it).
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{Schema as ArrowSchema, SchemaRef};
+use datafusion::catalog::TableProvider;
+use datafusion::common::TableReference;
+use datafusion::datasource::provider_as_source;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{DdlStatement, LogicalPlan, LogicalPlanBuilder};
+use datafusion::prelude::SessionContext;
+
+use super::statement::{CreateTable, Statement, parse_statements};
+use crate::catalog::WarehouseSchema;
+use crate::catalog::warehouse::check_table_name;
+use crate::error::{Error, Result};
+use crate::table::{PartitionFieldDef, Table};
+
+/// The result of one statement: its schema and all its rows.
+#[derive(Debug, Clone)]
+pub struct StatementResult {
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+}
+
+impl StatementResult {
+    fn empty() -> Self {
+        Self {
+            schema: Arc::new(ArrowSchema::empty()),
+            batches: Vec::new(),
+        }
+    }
+
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+}
+
+/// Run every statement of `sql` in order and collect each result.
+pub async fn execute_sql(ctx: &SessionContext, sql: &str) -> Result<Vec<StatementResult>> {
+    let mut results = Vec::new();
+    for statement in parse_statements(sql)? {
+        results.push(execute_statement(ctx, statement).await?);
+    }
+    Ok(results)
+}
+
+/// Run one parsed statement.
+pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Result<StatementResult> {
+    match statement {
+        Statement::Other(text) => run_datafusion(ctx, &text).await,
+        Statement::CreateTable(create) => create_table(ctx, create).await,
+    }
+}
+
+async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<StatementResult> {
+    let df = ctx.sql(sql).await?;
+    let schema = Arc::new(df.schema().as_arrow().clone());
+    let batches = df.collect().await?;
+    Ok(StatementResult { schema, batches })
+}
+
+/// The warehouse schema a table reference resolves to, if any.
+fn warehouse_schema(
+    ctx: &SessionContext,
+    name: &TableReference,
+) -> Option<Arc<dyn datafusion::catalog::SchemaProvider>> {
+    let state = ctx.state();
+    let resolved = name.clone().resolve(
+        &state.config_options().catalog.default_catalog,
+        &state.config_options().catalog.default_schema,
+    );
+    let schema = ctx.catalog(&resolved.catalog)?.schema(&resolved.schema)?;
+    schema.downcast_ref::<WarehouseSchema>().is_some().then_some(schema)
+}
+
+async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<StatementResult> {
+    let plan = ctx.state().create_logical_plan(&create.sql).await?;
+    let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(cmt)) = plan else {
+        // e.g. CREATE TABLE … LIKE: not ours unless our clauses were given.
+        if create.partitioned_by.is_empty() && create.location.is_none() {
+            return run_datafusion(ctx, &create.sql).await;
+        }
+        return Err(Error::Invalid(
+            "PARTITIONED BY / LOCATION need CREATE TABLE with columns or AS SELECT".into(),
+        ));
+    };
+    let Some(schema_provider) = warehouse_schema(ctx, &cmt.name) else {
+        if create.partitioned_by.is_empty() && create.location.is_none() {
+            return run_datafusion(ctx, &create.sql).await;
+        }
+        return Err(Error::Invalid(format!(
+            "cannot create partitioned table {}: its schema is not a hidden-partitions warehouse",
+            cmt.name
+        )));
+    };
+    let Some(ws) = schema_provider.downcast_ref::<WarehouseSchema>() else {
+        return Err(Error::Invalid(format!("{} is not in a warehouse schema", cmt.name)));
+    };
+    let name = cmt.name.table().to_string();
+    check_table_name(&name)?;
+    if ws.has_other(&name) || ws.load_table(&name).await?.is_some() {
+        if cmt.if_not_exists {
+            return Ok(StatementResult::empty());
+        }
+        if !cmt.or_replace {
+            return Err(Error::TableExists(format!("table {name} already exists")));
+        }
+        if ws.has_other(&name) {
+            schema_provider.deregister_table(&name)?;
+        } else {
+            ws.drop_table(&name).await?;
+        }
+    }
+    let schema = Arc::new(cmt.input.schema().as_arrow().clone());
+    let partition: Vec<PartitionFieldDef> = create
+        .partitioned_by
+        .iter()
+        .map(|p| PartitionFieldDef {
+            source: p.source.clone(),
+            transform: p.transform,
+            name: p.name.clone(),
+        })
+        .collect();
+    // Validate fully before anything is written.
+    Table::initial_metadata(&schema, &partition)?;
+    let location = match &create.location {
+        Some(loc) => {
+            let location = ws.resolve_location(loc)?;
+            ws.warehouse().link(&name, &location.url()).await?;
+            location
+        }
+        None => ws.warehouse().table_location(&name),
+    };
+    let table = Table::new(&name, location);
+    if let Err(e) = table.create(&schema, &partition).await {
+        if create.location.is_some() {
+            ws.warehouse().unlink(&name).await?;
+        }
+        return Err(e);
+    }
+    ws.add_name(&name);
+    let is_ctas = !matches!(cmt.input.as_ref(), LogicalPlan::EmptyRelation(e) if !e.produce_one_row);
+    if is_ctas {
+        let Some(provider) = ws.load_table(&name).await? else {
+            return Err(Error::TableNotFound(name));
+        };
+        let provider: Arc<dyn TableProvider> = Arc::new(provider);
+        let insert = LogicalPlanBuilder::insert_into(
+            cmt.input.as_ref().clone(),
+            cmt.name.clone(),
+            provider_as_source(provider),
+            InsertOp::Append,
+        )?
+        .build()?;
+        ctx.execute_logical_plan(insert).await?.collect().await?;
+    }
+    Ok(StatementResult::empty())
+}

@@ -1,0 +1,9 @@
+//! The statement layer: `CREATE TABLE … PARTITIONED BY (…)` and friends,
+//! usable from Rust ([`execute_sql`]) and from the CLI.
+
+pub mod execute;
+pub mod statement;
+pub mod transform_list;
+
+pub use execute::{StatementResult, execute_sql, execute_statement};
+pub use statement::{Statement, parse_statements};

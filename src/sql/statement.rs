@@ -1,0 +1,257 @@
+//! Splitting SQL text into statements and recognising the ones this crate
+//! handles itself.
+//!
+//! | statement                                              | handled by            |
+//! |--------------------------------------------------------|-----------------------|
+//! | `CREATE TABLE t (…) PARTITIONED BY (day(ts)) [LOCATION '…']` | hidden-partitions |
+//! | `CREATE TABLE t (…)` / `CREATE TABLE t AS SELECT …`     | hidden-partitions (unpartitioned table in the warehouse) |
+//! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
+//!
+//! Our clauses are cut out of the statement text by token position; the
+//! remaining `CREATE TABLE` is planned by DataFusion, so column types, `NOT
+//! NULL`, `AS SELECT` and the type planner all behave exactly as in plain
+//! DataFusion.
+
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
+
+use super::transform_list::{PartitionItem, parse_partition_list};
+use crate::error::{Error, Result};
+
+/// One statement of a script.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    /// `CREATE TABLE` with our clauses removed from `sql`.
+    CreateTable(CreateTable),
+    /// Anything else, passed to DataFusion as written.
+    Other(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateTable {
+    /// The statement without `PARTITIONED BY` and `LOCATION`.
+    pub sql: String,
+    pub partitioned_by: Vec<PartitionItem>,
+    pub location: Option<String>,
+}
+
+/// Split `sql` into statements and classify each.
+pub fn parse_statements(sql: &str) -> Result<Vec<Statement>> {
+    let tokens = Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize_with_location()
+        .map_err(|e| Error::Invalid(format!("SQL syntax error: {e}")))?;
+    let offsets = LineOffsets::new(sql);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 0..=tokens.len() {
+        if i == tokens.len() || tokens[i].token == Token::SemiColon {
+            let stmt = &tokens[start..i];
+            if stmt.iter().any(|t| !is_trivia(&t.token)) {
+                out.push(classify(sql, stmt, &offsets)?);
+            }
+            start = i + 1;
+        }
+    }
+    Ok(out)
+}
+
+fn is_trivia(t: &Token) -> bool {
+    matches!(t, Token::Whitespace(_) | Token::EOF)
+}
+
+fn keyword(t: &Token) -> Option<Keyword> {
+    match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    }
+}
+
+fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Result<Statement> {
+    let significant: Vec<usize> = (0..tokens.len()).filter(|&i| !is_trivia(&tokens[i].token)).collect();
+    let first = offsets.byte(tokens[significant[0]].span.start);
+    let last = offsets.byte(tokens[significant[significant.len() - 1]].span.end);
+    let text = &sql[first..last];
+    let kw: Vec<Option<Keyword>> = significant.iter().take(4).map(|&i| keyword(&tokens[i].token)).collect();
+    let is_create_table = match kw.as_slice() {
+        [Some(Keyword::CREATE), Some(Keyword::TABLE), ..] => true,
+        [
+            Some(Keyword::CREATE),
+            Some(Keyword::OR),
+            Some(Keyword::REPLACE),
+            Some(Keyword::TABLE),
+        ] => true,
+        _ => false,
+    };
+    if !is_create_table {
+        return Ok(Statement::Other(text.to_string()));
+    }
+    // Find our clauses at parenthesis depth 0.
+    let mut depth = 0i32;
+    let mut cut: Vec<(usize, usize)> = Vec::new();
+    let mut partitioned_by = Vec::new();
+    let mut location = None;
+    let mut k = 0;
+    while k < significant.len() {
+        let i = significant[k];
+        match &tokens[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && w.quote_style.is_none() => {
+                if w.keyword == Keyword::PARTITIONED
+                    && significant.get(k + 1).map(|&j| keyword(&tokens[j].token)) == Some(Some(Keyword::BY))
+                {
+                    let open = *significant
+                        .get(k + 2)
+                        .ok_or_else(|| syntax("PARTITIONED BY needs a list in parentheses"))?;
+                    if tokens[open].token != Token::LParen {
+                        return Err(syntax("PARTITIONED BY needs a list in parentheses"));
+                    }
+                    let close = matching_paren(tokens, open)?;
+                    partitioned_by = parse_partition_list(&tokens[open + 1..close])?;
+                    cut.push((offsets.byte(tokens[i].span.start), offsets.byte(tokens[close].span.end)));
+                    k = significant
+                        .iter()
+                        .position(|&j| j == close)
+                        .unwrap_or(significant.len())
+                        + 1;
+                    continue;
+                }
+                if w.keyword == Keyword::LOCATION {
+                    let v = *significant
+                        .get(k + 1)
+                        .ok_or_else(|| syntax("LOCATION needs a quoted path"))?;
+                    let Token::SingleQuotedString(path) = &tokens[v].token else {
+                        return Err(syntax("LOCATION needs a quoted path"));
+                    };
+                    location = Some(path.clone());
+                    cut.push((offsets.byte(tokens[i].span.start), offsets.byte(tokens[v].span.end)));
+                    k += 2;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    let mut stripped = String::with_capacity(text.len());
+    let mut pos = first;
+    for (a, b) in cut {
+        stripped.push_str(&sql[pos..a]);
+        stripped.push(' ');
+        pos = b;
+    }
+    stripped.push_str(&sql[pos..last]);
+    Ok(Statement::CreateTable(CreateTable {
+        sql: stripped,
+        partitioned_by,
+        location,
+    }))
+}
+
+fn matching_paren(tokens: &[TokenWithSpan], open: usize) -> Result<usize> {
+    let mut depth = 0;
+    for (j, t) in tokens.iter().enumerate().skip(open) {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(j);
+                }
+            }
+            _ => {}
+        }
+    }
+    Err(syntax("unbalanced parentheses"))
+}
+
+fn syntax(msg: &str) -> Error {
+    Error::Invalid(format!("SQL syntax error: {msg}"))
+}
+
+/// Line/column (1-based, columns in chars) → byte offset.
+struct LineOffsets {
+    lines: Vec<(usize, Vec<usize>)>,
+    len: usize,
+}
+
+impl LineOffsets {
+    fn new(sql: &str) -> Self {
+        let mut lines = Vec::new();
+        let mut start = 0;
+        for line in sql.split_inclusive('\n') {
+            let cols: Vec<usize> = line.char_indices().map(|(b, _)| start + b).collect();
+            lines.push((start, cols));
+            start += line.len();
+        }
+        Self { lines, len: sql.len() }
+    }
+
+    fn byte(&self, loc: Location) -> usize {
+        let Some((start, cols)) = self.lines.get((loc.line as usize).saturating_sub(1)) else {
+            return self.len;
+        };
+        cols.get((loc.column as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or_else(|| {
+                // Just past the line's last char.
+                cols.last()
+                    .map(|_| start + (self.line_len(loc.line as usize - 1)))
+                    .unwrap_or(*start)
+            })
+    }
+
+    fn line_len(&self, idx: usize) -> usize {
+        let next = self.lines.get(idx + 1).map(|(s, _)| *s).unwrap_or(self.len);
+        next - self.lines[idx].0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::Transform;
+
+    #[test]
+    fn splits_and_strips_our_clauses() {
+        let sql = "CREATE TABLE t (id BIGINT, ts TIMESTAMP, s VARCHAR) PARTITIONED BY (day(ts), bucket(16, id), truncate(4, s), s) LOCATION '/tmp/x;y';\n INSERT INTO t VALUES (1, now(), 'a;b');";
+        let stmts = parse_statements(sql).unwrap();
+        assert_eq!(stmts.len(), 2);
+        let Statement::CreateTable(c) = &stmts[0] else {
+            panic!("{stmts:?}")
+        };
+        assert_eq!(c.sql.trim_end(), "CREATE TABLE t (id BIGINT, ts TIMESTAMP, s VARCHAR)");
+        assert_eq!(c.location.as_deref(), Some("/tmp/x;y"));
+        let t: Vec<Transform> = c.partitioned_by.iter().map(|p| p.transform).collect();
+        assert_eq!(
+            t,
+            vec![
+                Transform::Day,
+                Transform::Bucket(16),
+                Transform::Truncate(4),
+                Transform::Identity
+            ]
+        );
+        assert_eq!(
+            stmts[1],
+            Statement::Other("INSERT INTO t VALUES (1, now(), 'a;b')".into())
+        );
+    }
+
+    #[test]
+    fn ctas_keeps_its_query() {
+        let stmts = parse_statements("create table t partitioned by (years(ts)) as select * from s").unwrap();
+        let Statement::CreateTable(c) = &stmts[0] else { panic!() };
+        assert_eq!(c.sql, "create table t   as select * from s");
+        assert_eq!(c.partitioned_by[0].transform, Transform::Year);
+    }
+
+    #[test]
+    fn multi_line_offsets() {
+        let sql = "SELECT 'é';\nCREATE TABLE t\n (a INT)\n PARTITIONED BY (a);";
+        let stmts = parse_statements(sql).unwrap();
+        let Statement::CreateTable(c) = &stmts[1] else { panic!() };
+        assert_eq!(c.sql.trim_end(), "CREATE TABLE t\n (a INT)");
+    }
+}

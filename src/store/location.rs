@@ -1,0 +1,82 @@
+//! Where a table lives: an object store plus a root path inside it.
+//!
+//! | what                  | path under the table root                         |
+//! |-----------------------|---------------------------------------------------|
+//! | metadata version N    | `metadata/v<N>.metadata.json`                     |
+//! | latest version hint   | `metadata/version-hint.text`                      |
+//! | manifest              | `metadata/<uuid>-m.parquet`                       |
+//! | data file             | `data/<hive partition dirs>/<uuid>.parquet`       |
+//!
+//! Relative paths are stored URI-encoded (see `values::uri`); turning one into
+//! an object-store [`Path`] decodes that layer and lets `object_store` apply
+//! its own per-segment encoding, so the directory created on a local disk is
+//! exactly the Hive-escaped name.
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::execution::object_store::ObjectStoreUrl;
+use object_store::ObjectStore;
+use object_store::path::{Path, PathPart};
+
+use crate::error::Result;
+use crate::values::uri;
+
+#[derive(Clone)]
+pub struct TableLocation {
+    pub store: Arc<dyn ObjectStore>,
+    /// The store's URL as DataFusion knows it (e.g. `file://`).
+    pub store_url: ObjectStoreUrl,
+    /// The table's root inside the store.
+    pub root: Path,
+}
+
+impl fmt::Debug for TableLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.url())
+    }
+}
+
+impl TableLocation {
+    pub fn new(store: Arc<dyn ObjectStore>, store_url: ObjectStoreUrl, root: Path) -> Self {
+        Self { store, store_url, root }
+    }
+
+    /// The table's URL, e.g. `file:///tmp/warehouse/t`.
+    pub fn url(&self) -> String {
+        let base = self.store_url.as_str().trim_end_matches('/');
+        format!("{base}/{}", self.root)
+    }
+
+    pub fn metadata_dir(&self) -> Path {
+        self.root.clone().join("metadata")
+    }
+
+    pub fn metadata_file(&self, version: u64) -> Path {
+        self.metadata_dir().join(format!("v{version}.metadata.json"))
+    }
+
+    pub fn version_hint(&self) -> Path {
+        self.metadata_dir().join("version-hint.text")
+    }
+
+    /// Resolve a stored relative path (URI-encoded, `/`-separated) to an object path.
+    pub fn resolve(&self, stored: &str) -> Result<Path> {
+        let decoded = uri::decode(stored)?;
+        let mut path = self.root.clone();
+        for part in decoded.split('/').filter(|p| !p.is_empty()) {
+            // Segments are Hive-escaped (no '/', no controls): take them verbatim.
+            let part = PathPart::parse(part).map_err(|e| {
+                crate::error::Error::Format(format!("invalid path segment {part:?} in {stored:?}: {e}"))
+            })?;
+            path = path.join(part);
+        }
+        Ok(path)
+    }
+
+    /// The stored (URI-encoded) form of a relative path made of raw segments.
+    pub fn stored_path<'a>(segments: impl IntoIterator<Item = &'a str>) -> String {
+        let joined: Vec<&str> = segments.into_iter().collect();
+        uri::encode(&joined.join("/"))
+    }
+}

@@ -1,0 +1,7 @@
+//! The table on an object store: layout of its files and the atomic commit.
+
+pub mod commit;
+pub mod location;
+
+pub use commit::Versioned;
+pub use location::TableLocation;

@@ -1,0 +1,155 @@
+//! A table: its location and the operations that change it.
+//!
+//! Every change is one commit of a new metadata version (see
+//! [`crate::store::commit`]): data and manifest files are written first under
+//! fresh names, then the metadata version that references them. A failure
+//! before the commit leaves the table exactly as it was.
+
+pub mod writer;
+
+use std::collections::BTreeMap;
+
+use chrono::Utc;
+use datafusion::arrow::datatypes::Schema as ArrowSchema;
+
+use crate::error::Result;
+use crate::manifest::{DataFile, write_manifest};
+use crate::spec::metadata::FORMAT_VERSION;
+use crate::spec::partition::FIRST_PARTITION_FIELD_ID;
+use crate::spec::{PartitionField, PartitionSpec, Schema, Snapshot, TableMetadata, TableSpec};
+use crate::store::{TableLocation, Versioned};
+use crate::transform::Transform;
+
+pub use writer::PartitionedWriter;
+
+/// A partition field as the user declares it: transform of a named column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionFieldDef {
+    pub source: String,
+    pub transform: Transform,
+    pub name: Option<String>,
+}
+
+/// A table at a location.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub name: String,
+    pub location: TableLocation,
+}
+
+fn new_id() -> i64 {
+    (uuid::Uuid::new_v4().as_u64_pair().0 & (i64::MAX as u64)) as i64
+}
+
+impl Table {
+    pub fn new(name: impl Into<String>, location: TableLocation) -> Self {
+        Self {
+            name: name.into(),
+            location,
+        }
+    }
+
+    /// Build the first metadata version for a schema and partition fields.
+    pub fn initial_metadata(schema: &ArrowSchema, partition: &[PartitionFieldDef]) -> Result<TableMetadata> {
+        let schema = Schema::from_arrow(schema, 1)?;
+        let mut fields = Vec::with_capacity(partition.len());
+        for (i, def) in partition.iter().enumerate() {
+            let Some(source) = schema.field_by_name(&def.source) else {
+                return crate::invalid!(
+                    "partition column {:?} is not a column of the table (columns: {})",
+                    def.source,
+                    schema
+                        .fields
+                        .iter()
+                        .map(|f| f.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            };
+            fields.push(PartitionField {
+                field_id: FIRST_PARTITION_FIELD_ID + i as i32,
+                source_id: source.id,
+                transform: def.transform,
+                name: def
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| PartitionSpec::default_name(&def.transform, &source.name)),
+            });
+        }
+        let partition_spec = PartitionSpec { fields };
+        partition_spec.validate(&schema)?;
+        let last_partition_id = partition_spec.highest_field_id();
+        Ok(TableMetadata {
+            format_version: FORMAT_VERSION,
+            table_uuid: uuid::Uuid::new_v4().to_string(),
+            last_updated_ms: Utc::now().timestamp_millis(),
+            last_sequence_number: 0,
+            last_column_id: schema.highest_field_id(),
+            last_partition_id,
+            current_spec_id: 0,
+            table_specs: vec![TableSpec {
+                spec_id: 0,
+                schema,
+                partition_spec,
+            }],
+            current_snapshot_id: None,
+            snapshots: Vec::new(),
+            properties: BTreeMap::new(),
+        })
+    }
+
+    /// Create the table; fails if one already exists at the location.
+    pub async fn create(&self, schema: &ArrowSchema, partition: &[PartitionFieldDef]) -> Result<Versioned> {
+        let md = Self::initial_metadata(schema, partition)?;
+        self.location.create(&md).await
+    }
+
+    pub async fn load(&self) -> Result<Versioned> {
+        self.location.load().await
+    }
+
+    /// Commit new data files written under `spec_id` as one append snapshot.
+    pub async fn append(&self, spec_id: i32, files: Vec<DataFile>) -> Result<Versioned> {
+        let base = self.load().await?;
+        let spec = base.metadata.spec(spec_id)?.clone();
+        let snapshot_id = new_id();
+        let manifest = if files.is_empty() {
+            None
+        } else {
+            Some(write_manifest(&self.location, &spec, &files, snapshot_id).await?)
+        };
+        let added_rows: u64 = files.iter().map(|f| f.record_count).sum();
+        let added_files = files.len();
+        self.location
+            .commit(|md| {
+                let mut next = md.clone();
+                let parent = md.current_snapshot();
+                let mut manifests = parent.map(|s| s.manifests.clone()).unwrap_or_default();
+                manifests.extend(manifest.clone());
+                let total_rows: u64 = manifests.iter().map(|m| m.record_count).sum();
+                let total_files: u64 = manifests.iter().map(|m| m.file_count).sum();
+                let sequence_number = md.last_sequence_number + 1;
+                let now = Utc::now().timestamp_millis();
+                let summary = BTreeMap::from([
+                    ("added-data-files".to_string(), added_files.to_string()),
+                    ("added-records".to_string(), added_rows.to_string()),
+                    ("total-data-files".to_string(), total_files.to_string()),
+                    ("total-records".to_string(), total_rows.to_string()),
+                ]);
+                next.snapshots.push(Snapshot {
+                    snapshot_id,
+                    parent_snapshot_id: md.current_snapshot_id,
+                    sequence_number,
+                    timestamp_ms: now,
+                    operation: "append".to_string(),
+                    summary,
+                    manifests,
+                });
+                next.current_snapshot_id = Some(snapshot_id);
+                next.last_sequence_number = sequence_number;
+                next.last_updated_ms = now;
+                Ok(next)
+            })
+            .await
+    }
+}

@@ -1,0 +1,48 @@
+//! Runs `sql-tests/**/*.slt` (or the files and directories given as
+//! arguments: `cargo test --test sqllogictests -- path/to/x.slt`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use hidden_partitions::slt::{collect_files, run_file};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    // libtest-style flags (e.g. --nocapture, --quiet) are accepted and ignored.
+    let args: Vec<PathBuf> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .map(PathBuf::from)
+        .collect();
+    let roots = if args.is_empty() {
+        vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sql-tests")]
+    } else {
+        args
+    };
+    let files = match collect_files(&roots) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("cannot list test files: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (mut passed, mut failed) = (0, 0);
+    for file in &files {
+        match run_file(file).await {
+            Ok(()) => {
+                passed += 1;
+                println!("ok   {}", file.display());
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL {}\n{e}", file.display());
+            }
+        }
+    }
+    println!("sqllogictests: {passed} passed, {failed} failed");
+    if failed > 0 || files.is_empty() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
