@@ -1,11 +1,19 @@
 //! Column statistics gathered while writing a data file.
 //!
 //! Min/max come from DataFusion's own min/max accumulators (vectorized, one
-//! call per batch and column) so they order values exactly like the engine
-//! compares them when pruning.
+//! call per batch and column). Floats need care, because the engine compares
+//! them in IEEE total order (NaN above everything, `-0.0 < 0.0`) while the
+//! accumulators skip NaN and treat the zeros as equal:
+//!
+//! | values in the file   | min    | max    | why                                   |
+//! |----------------------|--------|--------|---------------------------------------|
+//! | `1.5, NaN`           | none   | none   | `x > 9` matches NaN: no bound is safe |
+//! | `0.0, 2.0`           | `-0.0` | `2.0`  | `x < 0.0` matches `-0.0`; widen zeros |
+//! | `-1.0, -0.0`         | `-1.0` | `0.0`  | likewise at the top                   |
 
 use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
 use datafusion::functions_aggregate::min_max::{MaxAccumulator, MinAccumulator};
 use datafusion::logical_expr::Accumulator;
 
@@ -33,6 +41,7 @@ pub struct StatsCollector {
     field_id: i32,
     null_count: u64,
     bounds: Option<(MinAccumulator, MaxAccumulator)>,
+    saw_nan: bool,
 }
 
 impl std::fmt::Debug for StatsCollector {
@@ -54,11 +63,15 @@ impl StatsCollector {
             field_id,
             null_count: 0,
             bounds,
+            saw_nan: false,
         })
     }
 
     pub fn update(&mut self, array: &ArrayRef) -> Result<()> {
         self.null_count += array.logical_null_count() as u64;
+        if !self.saw_nan {
+            self.saw_nan = has_nan(array);
+        }
         if let Some((min, max)) = &mut self.bounds {
             min.update_batch(std::slice::from_ref(array))?;
             max.update_batch(std::slice::from_ref(array))?;
@@ -84,5 +97,67 @@ impl StatsCollector {
             min,
             max,
         })
+    }
+}
+
+fn has_nan(array: &ArrayRef) -> bool {
+    use datafusion::arrow::array::{AsArray, Float16Array};
+    use datafusion::arrow::datatypes::{Float32Type, Float64Type};
+    match array.data_type() {
+        DataType::Float64 => array
+            .as_primitive::<Float64Type>()
+            .iter()
+            .any(|v| v.is_some_and(f64::is_nan)),
+        DataType::Float32 => array
+            .as_primitive::<Float32Type>()
+            .iter()
+            .any(|v| v.is_some_and(f32::is_nan)),
+        DataType::Float16 => array
+            .as_any()
+            .downcast_ref::<Float16Array>()
+            .is_some_and(|a| a.iter().any(|v| v.is_some_and(|h| h.is_nan()))),
+        _ => false,
+    }
+}
+
+/// A zero bound becomes `-0.0` (lower) or `0.0` (upper) so both zeros are covered.
+fn widen_zero(v: ScalarValue, lower: bool) -> ScalarValue {
+    match v {
+        ScalarValue::Float64(Some(f)) if f == 0.0 => ScalarValue::Float64(Some(if lower { -0.0 } else { 0.0 })),
+        ScalarValue::Float32(Some(f)) if f == 0.0 => ScalarValue::Float32(Some(if lower { -0.0 } else { 0.0 })),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::Float64Array;
+    use std::sync::Arc;
+
+    fn stats(values: Vec<Option<f64>>) -> ColumnStats {
+        let mut c = StatsCollector::new(1, &DataType::Float64).unwrap();
+        c.update(&(Arc::new(Float64Array::from(values)) as ArrayRef)).unwrap();
+        c.finish().unwrap()
+    }
+
+    #[test]
+    fn nan_drops_bounds() {
+        let s = stats(vec![Some(1.5), Some(f64::NAN), None]);
+        assert_eq!((s.min, s.max, s.null_count), (None, None, 1));
+    }
+
+    #[test]
+    fn zero_bounds_cover_both_signs() {
+        let s = stats(vec![Some(0.0), Some(2.0)]);
+        let Some(ScalarValue::Float64(Some(min))) = s.min else {
+            panic!()
+        };
+        assert!(min == 0.0 && min.is_sign_negative());
+        let s = stats(vec![Some(-1.0), Some(-0.0)]);
+        let Some(ScalarValue::Float64(Some(max))) = s.max else {
+            panic!()
+        };
+        assert!(max == 0.0 && max.is_sign_positive());
     }
 }

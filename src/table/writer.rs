@@ -16,13 +16,14 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{cast, take_record_batch};
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, Fields, Schema as ArrowSchema, SchemaRef};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::ScalarValue;
 use object_store::{PutMode, PutOptions, PutPayload};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 
 use crate::error::Result;
 use crate::invalid;
@@ -78,10 +79,8 @@ impl PartitionedWriter {
                 bound.iter().map(|b| SortField::new(b.result_type.clone())).collect(),
             )?)
         };
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
-            .build();
         let file_schema = spec.schema.arrow_schema_with_ids();
+        let props = writer_properties(&file_schema);
         Ok(Self {
             location,
             spec,
@@ -273,4 +272,32 @@ async fn flush(location: &TableLocation, spec_id: i32, file: OpenFile, key: &Par
         partition_strings: key.strings.clone(),
         column_stats,
     })
+}
+
+/// Parquet writer settings for data files.
+///
+/// Float columns are written without Parquet min/max statistics: Parquet
+/// leaves NaN out of them while DataFusion compares floats in total order
+/// (NaN above everything), so row-group pruning on them would drop rows
+/// where `x > 9` holds for a NaN. The manifest keeps NaN-aware bounds instead.
+pub fn writer_properties(schema: &ArrowSchema) -> WriterProperties {
+    let mut builder = WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default()));
+    let mut paths = Vec::new();
+    float_leaves(schema.fields(), &mut Vec::new(), &mut paths);
+    for path in paths {
+        builder = builder.set_column_statistics_enabled(ColumnPath::new(path), EnabledStatistics::None);
+    }
+    builder.build()
+}
+
+fn float_leaves(fields: &Fields, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    for f in fields {
+        prefix.push(f.name().clone());
+        match f.data_type() {
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => out.push(prefix.clone()),
+            DataType::Struct(children) => float_leaves(children, prefix, out),
+            _ => {}
+        }
+        prefix.pop();
+    }
 }

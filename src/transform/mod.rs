@@ -70,15 +70,18 @@ pub enum Transform {
 /// Why a transform could not be parsed, typed or applied.
 #[derive(Debug, thiserror::Error)]
 pub enum TransformError {
+    /// The text is not an Iceberg transform spelling.
     #[error(
         "invalid partition transform {input:?}: {reason}; expected one of identity, year, month, \
          day, hour, void, bucket[N] or truncate[W] with N and W integers in 1..=2147483647"
     )]
     Parse { input: String, reason: String },
 
+    /// A `Bucket(0)` or `Truncate(0)` built without [`Transform::parse`].
     #[error("invalid transform {transform}: {reason}")]
     InvalidParameter { transform: Transform, reason: String },
 
+    /// The transform is not defined for this Arrow type.
     #[error("transform {transform} cannot be applied to a column of type {data_type}; it accepts {expected}")]
     UnsupportedType {
         transform: Transform,
@@ -86,6 +89,7 @@ pub enum TransformError {
         expected: &'static str,
     },
 
+    /// One value's result does not fit the result type (e.g. `hour` of a far-future `Timestamp(s)`).
     #[error("transform {transform} cannot be applied to value {value} of type {data_type}: {reason}")]
     OutOfRange {
         transform: Transform,
@@ -94,6 +98,7 @@ pub enum TransformError {
         reason: String,
     },
 
+    /// [`Transform::parse_human_string`] got a malformed or out-of-range string.
     #[error("cannot parse {input:?} as a {transform} partition value: expected {expected}")]
     InvalidHumanString {
         transform: Transform,
@@ -101,12 +106,14 @@ pub enum TransformError {
         expected: &'static str,
     },
 
+    /// [`Transform::parse_human_string`] on a transform other than year/month/day/hour.
     #[error(
         "transform {transform} has no human-readable partition value form; only year, month, day \
          and hour do"
     )]
     NoHumanString { transform: Transform },
 
+    /// A literal could not be turned into (or read back from) a one-row array.
     #[error("cannot apply transform {transform} to literal {value}: {message}")]
     Scalar {
         transform: Transform,
@@ -114,6 +121,7 @@ pub enum TransformError {
         message: String,
     },
 
+    /// Arrow rejected an array the kernel built; indicates a bug, not bad input.
     #[error("transform {transform}: {source}")]
     Arrow {
         transform: Transform,

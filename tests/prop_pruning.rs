@@ -1,0 +1,235 @@
+//! Soundness of pruning: for random rows, partition layouts and predicates, a
+//! hidden-partitions table returns exactly the rows a plain in-memory table
+//! holding the same data returns.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Date32Array, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::datasource::MemTable;
+use hidden_partitions::{execute_sql, session};
+use proptest::prelude::*;
+
+const LAYOUTS: &[&str] = &[
+    "PARTITIONED BY (day(ts), bucket(4, id))",
+    "PARTITIONED BY (month(ts), truncate(2, s))",
+    "PARTITIONED BY (year(ts), s)",
+    "PARTITIONED BY (hour(ts), truncate(10, n))",
+    "PARTITIONED BY (d, bucket(3, s))",
+    "PARTITIONED BY (months(d), truncate(3, id), void(n))",
+    "PARTITIONED BY (n, years(d), truncate(1, s))",
+    "",
+];
+
+const STRINGS: &[&str] = &[
+    "",
+    "a",
+    "ab",
+    "abc",
+    "b",
+    "é",
+    "e\u{301}",
+    "éa",
+    "日本語",
+    "日本",
+    "zz",
+    "a%b",
+    "A",
+];
+
+#[derive(Debug, Clone)]
+struct Row {
+    id: Option<i64>,
+    ts: Option<i64>,
+    s: Option<&'static str>,
+    n: Option<i32>,
+    d: Option<i32>,
+    x: Option<f64>,
+}
+
+fn opt<T: std::fmt::Debug + Clone + 'static>(s: impl Strategy<Value = T> + 'static) -> BoxedStrategy<Option<T>> {
+    prop_oneof![1 => Just(None), 6 => s.prop_map(Some)].boxed()
+}
+
+// 1969-06-01 .. 1970-03-01 in micros, plus a few far values; dense enough to share hours/days.
+fn ts_value() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        (-18_000_000i64..5_000_000).prop_map(|s| s * 1_000_000 + 999_999),
+        (-18_000_000i64..5_000_000).prop_map(|s| s * 1_000_000),
+        Just(0i64),
+        Just(-1i64),
+        Just(1_704_067_200_000_000i64),
+    ]
+}
+
+fn row() -> impl Strategy<Value = Row> {
+    (
+        opt(-50i64..50),
+        opt(ts_value()),
+        opt(proptest::sample::select(STRINGS)),
+        opt(-30i32..30),
+        opt(-400i32..400),
+        opt(prop_oneof![(-10.0f64..10.0), Just(f64::NAN), Just(-0.0f64)]),
+    )
+        .prop_map(|(id, ts, s, n, d, x)| Row { id, ts, s, n, d, x })
+}
+
+fn sql_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn ts_literal(micros: i64) -> String {
+    let dt = chrono::DateTime::from_timestamp_micros(micros).unwrap().naive_utc();
+    format!("TIMESTAMP '{}'", dt.format("%Y-%m-%d %H:%M:%S%.6f"))
+}
+
+fn date_literal(days: i32) -> String {
+    let d = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap() + chrono::Duration::days(days as i64);
+    format!("DATE '{}'", d.format("%Y-%m-%d"))
+}
+
+/// A leaf predicate on one column.
+fn leaf() -> BoxedStrategy<String> {
+    let cmp = proptest::sample::select(vec!["=", "<>", "<", "<=", ">", ">="]);
+    prop_oneof![
+        (cmp.clone(), -50i64..50).prop_map(|(op, v)| format!("id {op} {v}")),
+        (cmp.clone(), -50i64..50).prop_map(|(op, v)| format!("{v} {op} id")),
+        (cmp.clone(), ts_value()).prop_map(|(op, v)| format!("ts {op} {}", ts_literal(v))),
+        (cmp.clone(), proptest::sample::select(STRINGS)).prop_map(|(op, v)| format!("s {op} {}", sql_str(v))),
+        (cmp.clone(), -30i32..30).prop_map(|(op, v)| format!("n {op} {v}")),
+        (cmp.clone(), -400i32..400).prop_map(|(op, v)| format!("d {op} {}", date_literal(v))),
+        (cmp, -10.0f64..10.0).prop_map(|(op, v)| format!("x {op} {v}")),
+        (ts_value(), ts_value()).prop_map(|(a, b)| format!(
+            "ts BETWEEN {} AND {}",
+            ts_literal(a.min(b)),
+            ts_literal(a.max(b))
+        )),
+        (-50i64..50, -50i64..50, any::<bool>())
+            .prop_map(|(a, b, neg)| format!("id {}BETWEEN {a} AND {b}", if neg { "NOT " } else { "" })),
+        (proptest::collection::vec(-50i64..50, 1..5), any::<bool>()).prop_map(|(vs, neg)| {
+            let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+            format!("id {}IN ({})", if neg { "NOT " } else { "" }, list.join(", "))
+        }),
+        (
+            proptest::collection::vec(proptest::sample::select(STRINGS), 1..4),
+            any::<bool>()
+        )
+            .prop_map(|(vs, neg)| {
+                let list: Vec<String> = vs.iter().map(|v| sql_str(v)).collect();
+                format!("s {}IN ({})", if neg { "NOT " } else { "" }, list.join(", "))
+            }),
+        (proptest::collection::vec(-400i32..400, 1..4)).prop_map(|vs| {
+            let list: Vec<String> = vs.iter().map(|v| date_literal(*v)).collect();
+            format!("d IN ({})", list.join(", "))
+        }),
+        (
+            proptest::sample::select(vec!["id", "ts", "s", "n", "d", "x"]),
+            any::<bool>()
+        )
+            .prop_map(|(c, neg)| format!("{c} IS {}NULL", if neg { "NOT " } else { "" })),
+        (proptest::sample::select(STRINGS), any::<bool>()).prop_map(|(p, neg)| format!(
+            "s {}LIKE {}",
+            if neg { "NOT " } else { "" },
+            sql_str(&format!("{p}%"))
+        )),
+    ]
+    .boxed()
+}
+
+fn predicate() -> impl Strategy<Value = String> {
+    leaf().prop_recursive(3, 12, 2, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} AND {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} OR {b})")),
+            inner.prop_map(|a| format!("NOT ({a})")),
+        ]
+    })
+}
+
+fn batch(rows: &[Row]) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+        Field::new("s", DataType::Utf8, true),
+        Field::new("n", DataType::Int32, true),
+        Field::new("d", DataType::Date32, true),
+        Field::new("x", DataType::Float64, true),
+    ]));
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from(rows.iter().map(|r| r.id).collect::<Vec<_>>())),
+            Arc::new(TimestampMicrosecondArray::from(
+                rows.iter().map(|r| r.ts).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from(rows.iter().map(|r| r.s).collect::<Vec<_>>())),
+            Arc::new(Int32Array::from(rows.iter().map(|r| r.n).collect::<Vec<_>>())),
+            Arc::new(Date32Array::from(rows.iter().map(|r| r.d).collect::<Vec<_>>())),
+            Arc::new(Float64Array::from(rows.iter().map(|r| r.x).collect::<Vec<_>>())),
+        ],
+    )
+    .unwrap()
+}
+
+async fn rows_of(ctx: &datafusion::prelude::SessionContext, sql: &str) -> String {
+    let results = execute_sql(ctx, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    pretty_format_batches(&results[0].batches).unwrap().to_string()
+}
+
+fn check(layout: usize, chunks: Vec<Vec<Row>>, predicates: Vec<String>) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = session(dir.path()).await.unwrap();
+        execute_sql(
+            &ctx,
+            &format!(
+                "CREATE TABLE t (id BIGINT, ts TIMESTAMP, s VARCHAR, n INT, d DATE, x DOUBLE) {}",
+                LAYOUTS[layout]
+            ),
+        )
+        .await
+        .unwrap();
+        let all: Vec<Row> = chunks.iter().flatten().cloned().collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let b = batch(chunk);
+            let name = format!("src{i}");
+            ctx.register_batch(&name, b).unwrap();
+            execute_sql(
+                &ctx,
+                &format!("INSERT INTO t SELECT id, CAST(ts AS TIMESTAMP), s, n, d, x FROM {name}"),
+            )
+            .await
+            .unwrap();
+        }
+        let full = batch(&all);
+        let mem = MemTable::try_new(full.schema(), vec![vec![full]]).unwrap();
+        ctx.register_table("reference", Arc::new(mem)).unwrap();
+        for p in &predicates {
+            let cols = "id, CAST(ts AS TIMESTAMP(6)) AS ts, s, n, d, x";
+            let order = "ORDER BY id, ts, s, n, d, x";
+            let got = rows_of(&ctx, &format!("SELECT {cols} FROM t WHERE {p} {order}")).await;
+            let want = rows_of(&ctx, &format!("SELECT {cols} FROM reference WHERE {p} {order}")).await;
+            assert_eq!(got, want, "layout {:?}, predicate {p}", LAYOUTS[layout]);
+        }
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pruned_scan_equals_unpruned_scan(
+        layout in 0..LAYOUTS.len(),
+        chunks in proptest::collection::vec(proptest::collection::vec(row(), 1..25), 1..4),
+        predicates in proptest::collection::vec(predicate(), 1..12),
+    ) {
+        check(layout, chunks, predicates);
+    }
+}
