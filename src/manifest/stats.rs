@@ -83,10 +83,10 @@ impl StatsCollector {
         let (min, max) = match &mut self.bounds {
             Some((min, max)) => {
                 let (lo, hi) = (min.evaluate()?, max.evaluate()?);
-                if lo.is_null() {
+                if lo.is_null() || self.saw_nan {
                     (None, None)
                 } else {
-                    (Some(lo), Some(hi))
+                    (Some(widen_zero(lo, true)), Some(widen_zero(hi, false)))
                 }
             }
             None => (None, None),

@@ -3,19 +3,22 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::{Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
 use datafusion::datasource::provider_as_source;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan, LogicalPlanBuilder};
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 
 use super::statement::{CreateTable, Statement, parse_statements};
 use crate::catalog::WarehouseSchema;
 use crate::catalog::warehouse::check_table_name;
 use crate::error::{Error, Result};
+use crate::provider::HiddenPartitionsScanExec;
+use crate::provider::planning::SpecFileCount;
 use crate::table::{PartitionFieldDef, Table};
 
 /// The result of one statement: its schema and all its rows.
@@ -52,6 +55,7 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
     match statement {
         Statement::Other(text) => run_datafusion(ctx, &text).await,
         Statement::CreateTable(create) => create_table(ctx, create).await,
+        Statement::ExplainFiles(query) => explain_files(ctx, &query).await,
     }
 }
 
@@ -60,6 +64,50 @@ async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<StatementResu
     let schema = Arc::new(df.schema().as_arrow().clone());
     let batches = df.collect().await?;
     Ok(StatementResult { schema, batches })
+}
+
+/// Plan `query` and report, per hidden-partitions scan and table spec, how
+/// many data files it reads out of how many.
+async fn explain_files(ctx: &SessionContext, query: &str) -> Result<StatementResult> {
+    let plan = ctx.sql(query).await?.create_physical_plan().await?;
+    let mut scans = Vec::new();
+    collect_scans(&plan, &mut scans);
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("table", DataType::Utf8, false),
+        Field::new("spec_id", DataType::Int32, false),
+        Field::new("files", DataType::Utf8, false),
+    ]));
+    let mut tables = Vec::new();
+    let mut specs = Vec::new();
+    let mut files = Vec::new();
+    for (table, counts) in scans {
+        for c in counts.iter().filter(|c| c.total > 0) {
+            tables.push(table.clone());
+            specs.push(c.spec_id);
+            files.push(format!("{}/{}", c.selected, c.total));
+        }
+    }
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(StringArray::from(tables)),
+            Arc::new(Int32Array::from(specs)),
+            Arc::new(StringArray::from(files)),
+        ],
+    )?;
+    Ok(StatementResult {
+        schema,
+        batches: vec![batch],
+    })
+}
+
+fn collect_scans(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<(String, Vec<SpecFileCount>)>) {
+    if let Some(scan) = plan.downcast_ref::<HiddenPartitionsScanExec>() {
+        out.push((scan.table().to_string(), scan.file_counts().to_vec()));
+    }
+    for child in plan.children() {
+        collect_scans(child, out);
+    }
 }
 
 /// The warehouse schema a table reference resolves to, if any.

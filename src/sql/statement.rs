@@ -5,6 +5,7 @@
 //! |--------------------------------------------------------|-----------------------|
 //! | `CREATE TABLE t (…) PARTITIONED BY (day(ts)) [LOCATION '…']` | hidden-partitions |
 //! | `CREATE TABLE t (…)` / `CREATE TABLE t AS SELECT …`     | hidden-partitions (unpartitioned table in the warehouse) |
+//! | `EXPLAIN FILES SELECT …` (files selected/total per scan and spec) | hidden-partitions |
 //! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
 //!
 //! Our clauses are cut out of the statement text by token position; the
@@ -24,6 +25,8 @@ use crate::error::{Error, Result};
 pub enum Statement {
     /// `CREATE TABLE` with our clauses removed from `sql`.
     CreateTable(CreateTable),
+    /// `EXPLAIN FILES <query>`: which data files the query's scans read.
+    ExplainFiles(String),
     /// Anything else, passed to DataFusion as written.
     Other(String),
 }
@@ -73,6 +76,13 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
     let last = offsets.byte(tokens[significant[significant.len() - 1]].span.end);
     let text = &sql[first..last];
     let kw: Vec<Option<Keyword>> = significant.iter().take(4).map(|&i| keyword(&tokens[i].token)).collect();
+    if kw.first() == Some(&Some(Keyword::EXPLAIN))
+        && let Some(&i) = significant.get(1)
+        && matches!(&tokens[i].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("files"))
+    {
+        let query_start = offsets.byte(tokens[i].span.end);
+        return Ok(Statement::ExplainFiles(sql[query_start..last].trim().to_string()));
+    }
     let is_create_table = match kw.as_slice() {
         [Some(Keyword::CREATE), Some(Keyword::TABLE), ..] => true,
         [

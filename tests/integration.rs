@@ -1,0 +1,212 @@
+//! End-to-end behaviour through the public Rust API.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::datatypes::Int64Type;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use hidden_partitions::{SessionContextExt, Warehouse, execute_sql, session};
+
+async fn text(ctx: &SessionContext, sql: &str) -> String {
+    let results = execute_sql(ctx, sql).await.unwrap();
+    pretty_format_batches(&results.last().unwrap().batches)
+        .unwrap()
+        .to_string()
+}
+
+async fn count(ctx: &SessionContext, sql: &str) -> i64 {
+    let results = execute_sql(ctx, sql).await.unwrap();
+    results[0].batches[0].column(0).as_primitive::<Int64Type>().value(0)
+}
+
+#[tokio::test]
+async fn tables_are_found_again_by_a_new_session() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let ctx = session(dir.path()).await.unwrap();
+        execute_sql(
+            &ctx,
+            "CREATE TABLE ev (id BIGINT, ts TIMESTAMP) PARTITIONED BY (day(ts));
+             INSERT INTO ev VALUES (1, TIMESTAMP '2024-01-01 00:00:00'), (2, TIMESTAMP '2024-01-02 00:00:00')",
+        )
+        .await
+        .unwrap();
+    }
+    let ctx = session(dir.path()).await.unwrap();
+    assert_eq!(count(&ctx, "SELECT count(*) FROM ev").await, 2);
+    let tables = text(&ctx, "SHOW TABLES").await;
+    assert!(tables.contains("| ev "), "{tables}");
+}
+
+#[tokio::test]
+async fn explain_shows_selected_over_total_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(
+        &ctx,
+        "CREATE TABLE events (id BIGINT, ts TIMESTAMP, region VARCHAR) PARTITIONED BY (day(ts), region);
+         INSERT INTO events VALUES (1, TIMESTAMP '2024-01-01 10:00:00', 'EU'), (2, TIMESTAMP '2024-01-02 10:00:00', 'US'),
+                                   (3, TIMESTAMP '2024-01-03 10:00:00', 'EU')",
+    )
+    .await
+    .unwrap();
+    let plan = text(
+        &ctx,
+        "EXPLAIN SELECT * FROM events WHERE ts >= TIMESTAMP '2024-01-02 00:00:00' AND region = 'EU'",
+    )
+    .await;
+    assert!(plan.contains("HiddenPartitionsScan: table=events, files=1/3"), "{plan}");
+}
+
+#[tokio::test]
+async fn installs_into_a_users_own_session_without_replacing_its_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = SessionConfig::new().with_target_partitions(3).with_batch_size(1234);
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    ctx.sql("CREATE TABLE mine AS VALUES (1), (2)")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+
+    ctx.register_warehouse(Warehouse::local(dir.path()).unwrap())
+        .await
+        .unwrap();
+    ctx.execute_sql("CREATE TABLE hp (id BIGINT) PARTITIONED BY (bucket(4, id)); INSERT INTO hp SELECT * FROM mine")
+        .await
+        .unwrap();
+
+    assert_eq!(ctx.state().config().target_partitions(), 3);
+    assert_eq!(ctx.state().config().batch_size(), 1234);
+    assert_eq!(count(&ctx, "SELECT count(*) FROM mine").await, 2);
+    assert_eq!(count(&ctx, "SELECT count(*) FROM hp").await, 2);
+    // Plain ctx.sql sees the warehouse tables too.
+    let batches = ctx
+        .sql("SELECT sum(id) FROM hp")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(batches[0].column(0).as_primitive::<Int64Type>().value(0), 3);
+}
+
+#[tokio::test]
+async fn warehouse_under_its_own_catalog_and_schema_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = SessionContext::new();
+    ctx.register_catalog("lake", Arc::new(datafusion::catalog::MemoryCatalogProvider::new()));
+    ctx.register_warehouse_as(Warehouse::local(dir.path()).unwrap(), "lake", "events")
+        .await
+        .unwrap();
+    ctx.execute_sql(
+        "CREATE TABLE lake.events.clicks (id BIGINT, s VARCHAR) PARTITIONED BY (s);
+         INSERT INTO lake.events.clicks VALUES (1, 'a'), (2, 'b')",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        count(&ctx, "SELECT count(*) FROM lake.events.clicks WHERE s = 'b'").await,
+        1
+    );
+    assert!(dir.path().join("clicks").join("metadata").exists());
+}
+
+/// Several writers append to the same partitions at once: put-if-absent on
+/// the metadata version makes exactly one win each round; losers rebase and
+/// retry, and every committed row is there exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_into_the_same_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(
+        &ctx,
+        "CREATE TABLE c (writer BIGINT, n BIGINT, p VARCHAR) PARTITIONED BY (p, bucket(2, n))",
+    )
+    .await
+    .unwrap();
+    let writers = 8;
+    let mut handles = Vec::new();
+    for w in 0..writers {
+        let path = dir.path().to_path_buf();
+        handles.push(tokio::spawn(async move {
+            // Each writer has its own session, like another process would.
+            let ctx = session(&path).await.unwrap();
+            for round in 0..3 {
+                let sql = format!(
+                    "INSERT INTO c SELECT {w}, value, CASE WHEN value % 2 = 0 THEN 'even' ELSE 'odd' END FROM generate_series({}, {}) AS t(value)",
+                    round * 10,
+                    round * 10 + 9
+                );
+                execute_sql(&ctx, &sql).await.unwrap();
+            }
+        }));
+    }
+    for h in handles {
+        h.await.unwrap();
+    }
+    let ctx = session(dir.path()).await.unwrap();
+    assert_eq!(count(&ctx, "SELECT count(*) FROM c").await, writers * 30);
+    assert_eq!(
+        count(&ctx, "SELECT count(*) FROM (SELECT DISTINCT writer, n FROM c)").await,
+        writers * 30
+    );
+    let per_writer = execute_sql(&ctx, "SELECT writer, count(*) FROM c GROUP BY writer ORDER BY writer")
+        .await
+        .unwrap();
+    let counts: Vec<i64> = per_writer[0]
+        .batches
+        .iter()
+        .flat_map(|b| b.column(1).as_primitive::<Int64Type>().values().to_vec())
+        .collect();
+    assert_eq!(counts, vec![30; writers as usize]);
+    // 1 create + one version per committed insert.
+    let versions = std::fs::read_dir(dir.path().join("c").join("metadata"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".metadata.json")
+        })
+        .count();
+    assert_eq!(versions as i64, 1 + writers * 3);
+}
+
+#[tokio::test]
+async fn failed_insert_leaves_the_table_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(
+        &ctx,
+        "CREATE TABLE f (id BIGINT NOT NULL, s VARCHAR) PARTITIONED BY (s); INSERT INTO f VALUES (1, 'a')",
+    )
+    .await
+    .unwrap();
+    // A NUL byte can't be a partition directory: the insert fails before committing.
+    let err = execute_sql(&ctx, "INSERT INTO f VALUES (2, 'b'), (3, concat('x', chr(0), 'y'))")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().to_lowercase().contains("nul"), "{err}");
+    assert_eq!(count(&ctx, "SELECT count(*) FROM f").await, 1);
+    let data_files = walk(&dir.path().join("f").join("data"));
+    assert_eq!(data_files, 1, "files of the failed insert were cleaned up");
+}
+
+fn walk(p: &std::path::Path) -> usize {
+    std::fs::read_dir(p)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().path())
+                .map(|p| if p.is_dir() { walk(&p) } else { 1 })
+                .sum()
+        })
+        .unwrap_or(0)
+}
