@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod cli;
 pub mod error;
 pub mod expr;
+pub mod functions;
 pub mod manifest;
 pub mod provider;
 pub mod session;

@@ -80,6 +80,7 @@ impl SessionContextExt for SessionContext {
             }
         }
         cat.register_schema(schema, Arc::clone(&ws) as _)?;
+        crate::functions::register_functions(self);
         Ok(ws)
     }
 

@@ -20,6 +20,7 @@ use datafusion::common::ScalarValue;
 use datafusion::logical_expr::expr::{InList, Like};
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
 
+use super::normalize::{Column, normalize};
 use super::predicate::{BinaryOp, Predicate, SetOp, UnaryOp};
 use crate::spec::Schema;
 
@@ -124,6 +125,9 @@ impl Binder<'_> {
         let (term, literal, op) = match (self.term(left), literal(right), self.term(right), literal(left)) {
             (Some(t), Some(l), _, _) => (t, l, op),
             (_, _, Some(t), Some(l)) => (t, l, op.flip()),
+            // A function of a column compared with a literal: maybe a range on the column.
+            (None, Some(l), _, _) => return self.function_comparison(left, op, &l),
+            (_, _, None, Some(l)) => return self.function_comparison(right, op.flip(), &l),
             _ => return Predicate::Unknown,
         };
         match exact_literal(literal, &term.data_type) {
@@ -135,6 +139,19 @@ impl Binder<'_> {
             },
             None => Predicate::Unknown,
         }
+    }
+
+    fn function_comparison(&self, function: &Expr, op: BinaryOp, literal: &ScalarValue) -> Predicate {
+        if literal.is_null() {
+            return Predicate::Unknown;
+        }
+        let column = |e: &Expr| {
+            self.term(e).map(|t| Column {
+                field: t.field,
+                data_type: t.data_type,
+            })
+        };
+        normalize(function, op, literal, &column).unwrap_or(Predicate::Unknown)
     }
 
     fn in_list(&self, expr: &Expr, list: &[Expr], negated: bool) -> Predicate {

@@ -5,10 +5,13 @@
 //! whose result is `true` survive. That matches SQL: a NULL partition value
 //! means every source value in the file is NULL, where `x < 5` is NULL too.
 
+use std::collections::HashSet;
+
 use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Scalar};
 use datafusion::arrow::compute::kernels::cmp;
 use datafusion::arrow::compute::{and_kleene, is_not_null, is_null, not, or_kleene};
 use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::ScalarValue;
 
 use super::predicate::{BinaryOp, Predicate, SetOp, UnaryOp};
@@ -39,34 +42,45 @@ pub fn evaluate(pred: &Predicate, num_rows: usize, column: &dyn Fn(i32) -> Optio
         }
         Predicate::Set { op, field, literals } => {
             let Some(c) = column(*field) else { return Ok(all(true)) };
-            let mut acc = all(false);
-            for l in literals {
-                match compare(&c, BinaryOp::Eq, l)? {
-                    Some(eq) => acc = or_kleene(&acc, &eq)?,
-                    None => return Ok(all(true)),
-                }
-            }
-            // x IN () is false, x NOT IN () is true — but NULL stays NULL.
-            let nulls = is_null(&c)?;
-            let acc = if literals.is_empty() {
-                nullify(&acc, &nulls)?
-            } else {
-                acc
+            let Some(found) = in_set(&c, literals)? else {
+                return Ok(all(true));
             };
             match op {
-                SetOp::In => acc,
-                SetOp::NotIn => not(&acc)?,
+                SetOp::In => found,
+                SetOp::NotIn => not(&found)?,
             }
         }
     })
 }
 
-fn nullify(values: &BooleanArray, nulls: &BooleanArray) -> Result<BooleanArray> {
-    let validity = not(nulls)?;
-    Ok(BooleanArray::new(
-        values.values().clone(),
-        Some(validity.values().clone().into()),
-    ))
+/// `c IN (literals)`, NULL where `c` is NULL. Values are compared in the Arrow
+/// row format (total order, like the engine's `=`): one hash probe per row.
+fn in_set(c: &ArrayRef, literals: &[ScalarValue]) -> Result<Option<BooleanArray>> {
+    let mut typed = Vec::with_capacity(literals.len());
+    for l in literals {
+        match l.cast_to(c.data_type()) {
+            Ok(v) if !v.is_null() => typed.push(v),
+            _ => return Ok(None),
+        }
+    }
+    if typed.is_empty() {
+        let none = vec![false; c.len()];
+        return Ok(Some(BooleanArray::new(none.into(), c.logical_nulls())));
+    }
+    let converter = RowConverter::new(vec![SortField::new(c.data_type().clone())])?;
+    let wanted = converter.convert_columns(&[ScalarValue::iter_to_array(typed)?])?;
+    let set: HashSet<&[u8]> = (0..wanted.num_rows()).map(|i| wanted.row(i).data()).collect();
+    let rows = converter.convert_columns(std::slice::from_ref(c))?;
+    let found: BooleanArray = (0..c.len())
+        .map(|i| {
+            if c.is_null(i) {
+                None
+            } else {
+                Some(set.contains(rows.row(i).data()))
+            }
+        })
+        .collect();
+    Ok(Some(found))
 }
 
 fn nan(c: &ArrayRef, want: bool) -> Option<BooleanArray> {

@@ -6,12 +6,15 @@
 
 pub mod bind;
 pub mod evaluate;
+pub mod exact;
+pub mod normalize;
 pub mod predicate;
 pub mod project;
 pub mod rewrite_not;
 
 pub use bind::bind;
 pub use evaluate::evaluate;
+pub use exact::is_exact;
 pub use predicate::Predicate;
 pub use project::project_inclusive;
 pub use rewrite_not::rewrite_not;

@@ -138,7 +138,7 @@ fn project_binary(transform: Transform, op: BinaryOp, v: &ScalarValue, field: i3
     }
 }
 
-fn is_string_like(v: &ScalarValue) -> bool {
+pub(crate) fn is_string_like(v: &ScalarValue) -> bool {
     matches!(
         v,
         ScalarValue::Utf8(_)
@@ -152,7 +152,7 @@ fn is_string_like(v: &ScalarValue) -> bool {
 }
 
 /// Length in code points (strings) or bytes (binary).
-fn char_len(v: &ScalarValue) -> Option<usize> {
+pub(crate) fn char_len(v: &ScalarValue) -> Option<usize> {
     match v {
         ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)) => {
             Some(s.chars().count())
@@ -166,7 +166,7 @@ fn char_len(v: &ScalarValue) -> Option<usize> {
 
 /// The next value up (`delta = 1`) or down (`-1`) in the literal's own unit;
 /// `None` on overflow, so the caller prunes nothing.
-fn step(v: &ScalarValue, delta: i64) -> Option<ScalarValue> {
+pub(crate) fn step(v: &ScalarValue, delta: i64) -> Option<ScalarValue> {
     use ScalarValue::*;
     Some(match v {
         Int8(Some(x)) => Int8(Some(x.checked_add(delta as i8)?)),

@@ -3,6 +3,7 @@
 //! The catalog hands out a provider per statement, loaded from the latest
 //! committed version, so every statement sees the table as of its start.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -23,9 +24,10 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use object_store::ObjectMeta;
 
-use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
+use super::planning::{FilePlan, PlannedFile, plan_files, source_predicate, stats_pruning_predicate};
 use super::scan_exec::HiddenPartitionsScanExec;
 use super::sink::HiddenPartitionsSink;
+use crate::expr::is_exact;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -141,8 +143,31 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         Ok(Arc::new(HiddenPartitionsScanExec::new(name, plan.counts, exec)))
     }
 
+    /// `Exact` when every table spec that has files decides the filter from
+    /// partition values alone (see `expr::exact`); `Inexact` otherwise.
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+        let md = &self.version.metadata;
+        let current = md.current_spec()?;
+        let spec_ids: BTreeSet<i32> = md
+            .current_snapshot()
+            .map(|s| s.manifests.iter().map(|m| m.spec_id).collect())
+            .unwrap_or_default();
+        let mut bound = Vec::with_capacity(spec_ids.len());
+        for id in spec_ids {
+            let spec = md.spec(id)?;
+            bound.push(spec.partition_spec.bind(&spec.schema)?);
+        }
+        Ok(filters
+            .iter()
+            .map(|f| {
+                let pred = source_predicate(std::slice::from_ref(*f), &current.schema);
+                if bound.iter().all(|fields| is_exact(&pred, fields)) {
+                    TableProviderFilterPushDown::Exact
+                } else {
+                    TableProviderFilterPushDown::Inexact
+                }
+            })
+            .collect())
     }
 
     async fn insert_into(

@@ -119,7 +119,17 @@ impl PartitionSpec {
                 );
             }
         }
-        self.bind(schema).map(|_| ())
+        for b in self.bind(schema)? {
+            if b.field.transform != Transform::Void && !crate::values::validation::is_supported_type(&b.result_type) {
+                return invalid!(
+                    "partition field {:?}: values of type {} cannot be partition values; partition {:?} by another transform",
+                    b.field.name,
+                    b.result_type,
+                    b.source.name
+                );
+            }
+        }
+        Ok(())
     }
 
     pub fn highest_field_id(&self) -> i32 {

@@ -62,6 +62,8 @@ pub struct PartitionedWriter {
     spec: TableSpec,
     file_schema: SchemaRef,
     transforms: Vec<(usize, Transform)>,
+    partition_columns: Vec<values::PartitionColumn>,
+    validated: Vec<usize>,
     converter: Option<RowConverter>,
     partitions: HashMap<Vec<u8>, OpenPartition>,
     props: WriterProperties,
@@ -72,6 +74,18 @@ impl PartitionedWriter {
     pub fn try_new(location: TableLocation, spec: TableSpec) -> Result<Self> {
         let bound = spec.partition_spec.bind(&spec.schema)?;
         let transforms = bound.iter().map(|b| (b.source_index, b.field.transform)).collect();
+        // Void fields are always null (of any type): nothing to validate.
+        let validated: Vec<usize> = (0..bound.len())
+            .filter(|&i| bound[i].field.transform != Transform::Void)
+            .collect();
+        let partition_columns = validated
+            .iter()
+            .map(|&i| values::PartitionColumn {
+                name: bound[i].field.name.clone(),
+                data_type: bound[i].result_type.clone(),
+                nullable: true,
+            })
+            .collect();
         let converter = if bound.is_empty() {
             None
         } else {
@@ -86,6 +100,8 @@ impl PartitionedWriter {
             spec,
             file_schema,
             transforms,
+            partition_columns,
+            validated,
             converter,
             partitions: HashMap::new(),
             props,
@@ -157,17 +173,25 @@ impl PartitionedWriter {
     }
 
     fn partition_key(&self, arrays: &[ArrayRef], row: usize) -> Result<PartitionKey> {
+        let fields = &self.spec.partition_spec.fields;
+        let raw = arrays
+            .iter()
+            .zip(fields)
+            .map(|(array, field)| Ok((field.name.clone(), ScalarValue::try_from_array(array, row)?)))
+            .collect::<Result<Vec<_>>>()?;
+        // Step 1 of the value pipeline: keys complete, types exact.
+        let to_check: Vec<(String, ScalarValue)> = self.validated.iter().map(|&i| raw[i].clone()).collect();
+        let checked = values::validate(&self.partition_columns, &to_check)?;
+        let mut values: Vec<ScalarValue> = raw.into_iter().map(|(_, v)| v).collect();
+        for (&i, v) in self.validated.iter().zip(checked) {
+            values[i] = v;
+        }
         let mut key = PartitionKey {
             values: Vec::new(),
             strings: Vec::new(),
             dirs: Vec::new(),
         };
-        for ((array, field), (_, transform)) in arrays
-            .iter()
-            .zip(&self.spec.partition_spec.fields)
-            .zip(&self.transforms)
-        {
-            let value = ScalarValue::try_from_array(array, row)?;
+        for ((value, field), (_, transform)) in values.into_iter().zip(fields).zip(&self.transforms) {
             let string = match transform.to_human_string(&value) {
                 Some(s) => Some(s),
                 None => values::serialize(&value)
