@@ -6,7 +6,9 @@
 //!
 //! Column type letters: `B` boolean, `I` integer, `R` float/decimal, `T`
 //! text, `D` date/time, `P` timestamp, `?` anything else. NULL prints as
-//! `NULL`, the empty string as `(empty)`.
+//! `NULL`, the empty string as `(empty)`. `EXPLAIN` output is printed like
+//! DataFusion's own tests do: `logical_plan`, then `01)Projection: …`,
+//! `02)--TableScan: …` (indentation as dashes).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -133,10 +135,12 @@ impl sqllogictest::AsyncDB for HiddenPartitionsDb {
             return Ok(DBOutput::StatementComplete(0));
         }
         let types = last.schema.fields().iter().map(|f| slt_type(f.data_type())).collect();
-        Ok(DBOutput::Rows {
-            types,
-            rows: rows_of(&last.batches)?,
-        })
+        let mut rows = rows_of(&last.batches)?;
+        let names: Vec<&str> = last.schema.fields().iter().map(|f| f.name().as_str()).collect();
+        if names == ["plan_type", "plan"] {
+            rows = plan_rows(rows);
+        }
+        Ok(DBOutput::Rows { types, rows })
     }
 
     async fn shutdown(&mut self) {}
@@ -144,6 +148,22 @@ impl sqllogictest::AsyncDB for HiddenPartitionsDb {
     fn engine_name(&self) -> &str {
         "hidden-partitions"
     }
+}
+
+/// EXPLAIN output as DataFusion's own sqllogictests print it: the plan type
+/// on a line, then each plan line numbered, with indentation shown as `-`.
+fn plan_rows(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for row in rows {
+        let [plan_type, plan] = <[String; 2]>::try_from(row).unwrap_or_default();
+        out.push(vec![plan_type]);
+        for (i, line) in plan.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+            let body = line.trim_start();
+            let indent = "-".repeat(line.len() - body.len());
+            out.push(vec![format!("{:02}){indent}{body}", i + 1)]);
+        }
+    }
+    out
 }
 
 /// Collect `.slt` files from files and directories (recursively, sorted).

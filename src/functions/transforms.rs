@@ -19,7 +19,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
 
-use crate::transform::Transform;
+use crate::transform::{Transform, TransformError};
 
 /// Which transform a function applies; parameterized ones take N/W as their first argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -92,9 +92,18 @@ impl ScalarUDFImpl for TransformFunction {
         if matches!(self.kind, Kind::Bucket | Kind::Truncate) && !arg_types[0].is_integer() {
             return plan_err!("{}(N, column): N must be an integer, got {}", self.name, arg_types[0]);
         }
-        transform
-            .result_type(source)
-            .or_else(|e| plan_err!("{}: {e}", self.name))
+        match transform.result_type(source) {
+            Ok(t) => Ok(t),
+            Err(TransformError::UnsupportedType {
+                data_type, expected, ..
+            }) => {
+                plan_err!(
+                    "cannot apply {} to a value of type {data_type}; it accepts {expected}",
+                    self.name
+                )
+            }
+            Err(e) => plan_err!("{}: {e}", self.name),
+        }
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {

@@ -34,12 +34,12 @@ use super::arrow_type::{is_variant_field, is_variant_type, variant_field};
 use super::shredding::plain_variant_array;
 
 pub use is_variant_null::IsVariantNull;
-pub use parse_json::ParseJson;
+pub use parse_json::{ParseJson, parse_json_array};
 pub use schema_of_variant::SchemaOfVariant;
 pub use schema_of_variant_agg::SchemaOfVariantAgg;
-pub use to_json::ToJson;
+pub use to_json::{ToJson, to_json_array};
 pub use to_variant::ToVariant;
-pub use variant_get::VariantGet;
+pub use variant_get::{VariantGet, variant_get_array};
 
 /// Every scalar function of the module.
 pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {

@@ -7,6 +7,7 @@
 //! | `'{'`              | error (invalid)     | NULL           |
 //! | NULL               | NULL                | NULL           |
 
+use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::{Result, exec_err};
 use datafusion::logical_expr::{
@@ -51,26 +52,32 @@ impl ScalarUDFImpl for ParseJson {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let (arrays, all_scalar) = arrays_of(&args.args)?;
-        let strings = Strings::try_new(&arrays[0], self.name())?;
-        let n = arrays[0].len();
-        let mut out = VariantArrayBuilder::with_capacity(n);
-        let mut b = VariantBuilder::new();
-        let mut meta = Vec::new();
-        for i in 0..n {
-            let Some(s) = strings.get(i) else {
-                out.append_null();
-                continue;
-            };
-            b.reset();
-            match parse_json(s, &mut b) {
-                Ok(()) => {
-                    b.write_metadata(&mut meta);
-                    out.append_variant(&meta, b.value());
-                }
-                Err(_) if self.try_mode => out.append_null(),
-                Err(e) => return exec_err!("parse_json: {e}"),
-            }
-        }
-        output(std::sync::Arc::new(out.finish()?), all_scalar)
+        output(parse_json_array(&arrays[0], self.try_mode)?, all_scalar)
     }
+}
+
+/// Parses every row of a string column (the kernel behind `parse_json`);
+/// with `try_mode` invalid JSON gives NULL instead of an error.
+pub fn parse_json_array(input: &ArrayRef, try_mode: bool) -> Result<ArrayRef> {
+    let strings = Strings::try_new(input, "parse_json")?;
+    let n = input.len();
+    let mut out = VariantArrayBuilder::with_capacity(n);
+    let mut b = VariantBuilder::new();
+    let mut meta = Vec::new();
+    for i in 0..n {
+        let Some(s) = strings.get(i) else {
+            out.append_null();
+            continue;
+        };
+        b.reset();
+        match parse_json(s, &mut b) {
+            Ok(()) => {
+                b.write_metadata(&mut meta);
+                out.append_variant(&meta, b.value());
+            }
+            Err(_) if try_mode => out.append_null(),
+            Err(e) => return exec_err!("parse_json: {e}"),
+        }
+    }
+    Ok(std::sync::Arc::new(out.finish()?))
 }

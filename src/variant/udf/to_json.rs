@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::StringBuilder;
+use arrow::array::{Array, ArrayRef, StringBuilder};
 use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{Result, exec_err};
 use datafusion::logical_expr::{
@@ -59,26 +59,31 @@ impl ScalarUDFImpl for ToJson {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let (arrays, all_scalar) = arrays_of(&args.args)?;
-        let n = arrays[0].len();
-        let mut out = StringBuilder::with_capacity(n, n * 16);
-        let Some(input) = variant_input(&arrays[0], false)? else {
-            out.append_nulls(n);
-            return output(Arc::new(out.finish()), all_scalar);
-        };
-        let rows = view(&input)?;
-        let mut s = String::new();
-        for i in 0..n {
-            match rows.get(i) {
-                None => out.append_null(),
-                Some((m, v)) => {
-                    s.clear();
-                    if let Err(e) = Variant::try_new(m, v).and_then(|var| write_json(&var, &mut s)) {
-                        return exec_err!("to_json: {e}");
-                    }
-                    out.append_value(&s);
+        output(to_json_array(&arrays[0])?, all_scalar)
+    }
+}
+
+/// JSON text of every row of a variant column (the kernel behind `to_json`).
+pub fn to_json_array(input: &ArrayRef) -> Result<ArrayRef> {
+    let n = input.len();
+    let mut out = StringBuilder::with_capacity(n, n * 16);
+    let Some(input) = variant_input(input, false)? else {
+        out.append_nulls(n);
+        return Ok(Arc::new(out.finish()));
+    };
+    let rows = view(&input)?;
+    let mut s = String::new();
+    for i in 0..n {
+        match rows.get(i) {
+            None => out.append_null(),
+            Some((m, v)) => {
+                s.clear();
+                if let Err(e) = Variant::try_new(m, v).and_then(|var| write_json(&var, &mut s)) {
+                    return exec_err!("to_json: {e}");
                 }
+                out.append_value(&s);
             }
         }
-        output(Arc::new(out.finish()), all_scalar)
     }
+    Ok(Arc::new(out.finish()))
 }

@@ -79,8 +79,9 @@ impl ScalarUDFImpl for ToVariant {
         }
         let mut b = VariantBuilder::new();
         let mut meta = Vec::new();
+        let nulls = input.logical_nulls();
         for i in 0..n {
-            if input.is_null(i) {
+            if nulls.as_ref().is_some_and(|nb| nb.is_null(i)) {
                 out.append_null();
                 continue;
             }

@@ -12,11 +12,13 @@
 //! | `{"a":1}`                   | `$.z`     | `int`    | NULL        | NULL            |
 //! | `{"a":[1,2]}`               | `$.a`     | `string` | `[1,2]`     | `[1,2]`         |
 //!
-//! A literal path is parsed once per batch; a path column is parsed per row
-//! (re-using the previous parse when the text repeats).
+//! A literal path is parsed once per batch; a path column once per distinct
+//! text in the batch.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, exec_err, plan_err};
 use datafusion::logical_expr::{
@@ -56,10 +58,52 @@ impl VariantGet {
     }
 }
 
-/// Where the path comes from.
-enum Paths<'a> {
-    Literal(Option<VariantPath>),
-    Column(Strings<'a>),
+/// Extracts `path` from every row of a variant column and casts it to
+/// `target` (the kernel behind `variant_get` with a literal path). With
+/// `try_mode`, failed casts and malformed rows give NULL instead of an error.
+pub fn variant_get_array(input: &ArrayRef, path: &VariantPath, target: SparkType, try_mode: bool) -> Result<ArrayRef> {
+    let name = if try_mode { "try_variant_get" } else { "variant_get" };
+    get_rows(input, target, try_mode, name, |_| Some(path))
+}
+
+/// Row loop shared by literal and per-row paths.
+fn get_rows<'p>(
+    input: &ArrayRef,
+    target: SparkType,
+    try_mode: bool,
+    name: &str,
+    path_of: impl Fn(usize) -> Option<&'p VariantPath>,
+) -> Result<ArrayRef> {
+    let n = input.len();
+    let mut out = CastBuilder::new(target, n);
+    let Some(input) = variant_input(input, try_mode)? else {
+        for _ in 0..n {
+            out.append_null();
+        }
+        return Ok(out.finish()?);
+    };
+    let rows = view(&input)?;
+    for i in 0..n {
+        let (Some((m, v)), Some(path)) = (rows.get(i), path_of(i)) else {
+            out.append_null();
+            continue;
+        };
+        let found: VResult<Option<Variant<'_>>> = Variant::try_new(m, v).and_then(|var| path.extract(var));
+        let r = match found {
+            Ok(Some(sub)) => out.append(sub, try_mode),
+            Ok(None) => {
+                out.append_null();
+                Ok(())
+            }
+            Err(_) if try_mode => {
+                out.append_null();
+                Ok(())
+            }
+            Err(e) => Err(e),
+        };
+        r.map_err(|e: VariantError| DataFusionError::Execution(format!("{name}: {e}")))?;
+    }
+    Ok(out.finish()?)
 }
 
 impl ScalarUDFImpl for VariantGet {
@@ -107,66 +151,33 @@ impl ScalarUDFImpl for VariantGet {
             ColumnarValue::Array(_) => None,
         };
         let (arrays, all_scalar) = arrays_of(&args.args[..2])?;
-        let n = arrays[0].len();
-        let mut out = CastBuilder::new(target, n);
-        let Some(input) = variant_input(&arrays[0], self.try_mode)? else {
-            for _ in 0..n {
-                out.append_null();
+        let result = match literal_path {
+            Some(Some(path)) => variant_get_array(&arrays[0], &path, target, self.try_mode)?,
+            Some(None) => get_rows(&arrays[0], target, self.try_mode, self.name(), |_| None)?,
+            None => {
+                // Per-row paths, each distinct text parsed once.
+                let texts = Strings::try_new(&arrays[1], self.name())?;
+                let mut parsed: HashMap<&str, usize> = HashMap::new();
+                let mut paths: Vec<VariantPath> = Vec::new();
+                let mut index: Vec<Option<usize>> = Vec::with_capacity(arrays[1].len());
+                for i in 0..arrays[1].len() {
+                    index.push(match texts.get(i) {
+                        None => None,
+                        Some(t) => Some(match parsed.get(t) {
+                            Some(&k) => k,
+                            None => {
+                                paths.push(VariantPath::parse(t)?);
+                                parsed.insert(t, paths.len() - 1);
+                                paths.len() - 1
+                            }
+                        }),
+                    });
+                }
+                get_rows(&arrays[0], target, self.try_mode, self.name(), |i| {
+                    index.get(i).copied().flatten().and_then(|k| paths.get(k))
+                })?
             }
-            return output(out.finish()?, all_scalar);
         };
-        let rows = view(&input)?;
-        let paths = match literal_path {
-            Some(p) => Paths::Literal(p),
-            None => Paths::Column(Strings::try_new(&arrays[1], self.name())?),
-        };
-        if let Paths::Literal(None) = paths {
-            for _ in 0..n {
-                out.append_null();
-            }
-            return output(out.finish()?, all_scalar);
-        }
-        let mut cached: Option<(String, VariantPath)> = None;
-        for i in 0..n {
-            let Some((m, v)) = rows.get(i) else {
-                out.append_null();
-                continue;
-            };
-            let path = match &paths {
-                Paths::Literal(Some(p)) => p,
-                Paths::Literal(None) => {
-                    out.append_null();
-                    continue;
-                }
-                Paths::Column(col) => {
-                    let Some(text) = col.get(i) else {
-                        out.append_null();
-                        continue;
-                    };
-                    if cached.as_ref().is_none_or(|(t, _)| t != text) {
-                        cached = Some((text.to_string(), VariantPath::parse(text)?));
-                    }
-                    match &cached {
-                        Some((_, p)) => p,
-                        None => continue,
-                    }
-                }
-            };
-            let found: VResult<Option<Variant<'_>>> = Variant::try_new(m, v).and_then(|var| path.extract(var));
-            let r = match found {
-                Ok(Some(sub)) => out.append(sub, self.try_mode),
-                Ok(None) => {
-                    out.append_null();
-                    Ok(())
-                }
-                Err(_) if self.try_mode => {
-                    out.append_null();
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            };
-            r.map_err(|e: VariantError| DataFusionError::Execution(format!("{}: {e}", self.name())))?;
-        }
-        output(out.finish()?, all_scalar)
+        output(result, all_scalar)
     }
 }
