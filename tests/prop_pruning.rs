@@ -21,6 +21,7 @@ const LAYOUTS: &[&str] = &[
     "PARTITIONED BY (d, bucket(3, s))",
     "PARTITIONED BY (months(d), truncate(3, id), void(n))",
     "PARTITIONED BY (n, years(d), truncate(1, s))",
+    "PARTITIONED BY (days(d), hours(ts), truncate(20, n), s)",
     "",
 ];
 
@@ -91,6 +92,10 @@ fn date_literal(days: i32) -> String {
     format!("DATE '{}'", d.format("%Y-%m-%d"))
 }
 
+fn cmp_op() -> impl Strategy<Value = &'static str> {
+    proptest::sample::select(vec!["=", "<>", "<", "<=", ">", ">="])
+}
+
 /// A leaf predicate on one column.
 fn leaf() -> BoxedStrategy<String> {
     let cmp = proptest::sample::select(vec!["=", "<>", "<", "<=", ">", ">="]);
@@ -135,6 +140,22 @@ fn leaf() -> BoxedStrategy<String> {
             if neg { "NOT " } else { "" },
             sql_str(&format!("{p}%"))
         )),
+        // Function-wrapped predicates, normalized to ranges on the column
+        (cmp_op(), ts_value()).prop_map(|(op, v)| format!(
+            "CAST(ts AS DATE) {op} {}",
+            date_literal(v.div_euclid(86_400_000_000) as i32)
+        )),
+        (cmp_op(), -400i32..400).prop_map(|(op, v)| format!("to_date(ts) {op} {}", date_literal(v))),
+        (
+            proptest::sample::select(vec!["year", "month", "day", "hour", "minute"]),
+            cmp_op(),
+            ts_value()
+        )
+            .prop_map(|(u, op, v)| format!("date_trunc('{u}', ts) {op} {}", ts_literal(v))),
+        (cmp_op(), 1968i32..1972).prop_map(|(op, y)| format!("EXTRACT(YEAR FROM ts) {op} {y}")),
+        (cmp_op(), 1968i32..1972).prop_map(|(op, y)| format!("date_part('year', d) {op} {y}")),
+        (cmp_op(), -30i32..30).prop_map(|(op, v)| format!("n {op} {v}.5")),
+        (0i64..4, -50i64..50).prop_map(|(b, v)| format!("(bucket(4, id) = {b} OR id = {v})")),
     ]
     .boxed()
 }
@@ -221,8 +242,16 @@ fn check(layout: usize, chunks: Vec<Vec<Row>>, predicates: Vec<String>) {
     });
 }
 
+fn cases() -> u32 {
+    std::env::var("HP_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    // HP_PROPTEST_CASES=5000 for a long run; CI runs 200.
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn pruned_scan_equals_unpruned_scan(

@@ -41,7 +41,9 @@ impl<'a> Bin<'a> {
             DataType::LargeBinary => Bin::Large(array.as_binary::<i64>()),
             DataType::BinaryView => Bin::View(array.as_binary_view()),
             other => {
-                return Err(VariantError::Unsupported(format!("variant field `{name}` must be binary, found {other}")));
+                return Err(VariantError::Unsupported(format!(
+                    "variant field `{name}` must be binary, found {other}"
+                )));
             }
         })
     }
@@ -78,7 +80,10 @@ impl<'a> VariantArrayView<'a> {
     /// Wraps a struct array with a binary `metadata` and an optional binary `value`.
     pub fn try_new(array: &'a dyn Array) -> Result<Self> {
         let s = array.as_struct_opt().ok_or_else(|| {
-            VariantError::Unsupported(format!("expected a variant (struct of metadata and value), found {}", array.data_type()))
+            VariantError::Unsupported(format!(
+                "expected a variant (struct of metadata and value), found {}",
+                array.data_type()
+            ))
         })?;
         if s.column_by_name("typed_value").is_some() {
             return Err(VariantError::Unsupported("shredded variant: unshred it first".into()));
@@ -86,8 +91,16 @@ impl<'a> VariantArrayView<'a> {
         let metadata = s
             .column_by_name("metadata")
             .ok_or_else(|| VariantError::Unsupported("variant struct has no `metadata` field".into()))?;
-        let value = s.column_by_name("value").map(|v| Bin::try_new(v.as_ref(), "value")).transpose()?;
-        Ok(Self { len: s.len(), nulls: s.nulls(), metadata: Bin::try_new(metadata.as_ref(), "metadata")?, value })
+        let value = s
+            .column_by_name("value")
+            .map(|v| Bin::try_new(v.as_ref(), "value"))
+            .transpose()?;
+        Ok(Self {
+            len: s.len(),
+            nulls: s.nulls(),
+            metadata: Bin::try_new(metadata.as_ref(), "metadata")?,
+            value,
+        })
     }
 
     /// Number of rows.
@@ -110,7 +123,11 @@ impl<'a> VariantArrayView<'a> {
             Some(v) if !v.is_null(i) => v.value(i),
             _ => NULL_VALUE,
         };
-        let metadata = if self.metadata.is_null(i) { &[][..] } else { self.metadata.value(i) };
+        let metadata = if self.metadata.is_null(i) {
+            &[][..]
+        } else {
+            self.metadata.value(i)
+        };
         Some((metadata, value))
     }
 }

@@ -40,8 +40,10 @@ pub fn variant_fields() -> Fields {
 
 /// A field of [`variant_data_type`] carrying the extension marker.
 pub fn variant_field(name: &str, nullable: bool) -> Field {
-    Field::new(name, variant_data_type(), nullable)
-        .with_metadata(HashMap::from([(EXTENSION_NAME_KEY.to_string(), VARIANT_EXTENSION.to_string())]))
+    Field::new(name, variant_data_type(), nullable).with_metadata(HashMap::from([(
+        EXTENSION_NAME_KEY.to_string(),
+        VARIANT_EXTENSION.to_string(),
+    )]))
 }
 
 /// True for Binary, LargeBinary and BinaryView.
@@ -69,7 +71,10 @@ pub fn is_variant_type(dt: &DataType) -> bool {
 
 /// True when `field` is a variant: by the extension marker or by shape.
 pub fn is_variant_field(field: &Field) -> bool {
-    let marked = field.metadata().get(EXTENSION_NAME_KEY).is_some_and(|n| n == VARIANT_EXTENSION);
+    let marked = field
+        .metadata()
+        .get(EXTENSION_NAME_KEY)
+        .is_some_and(|n| n == VARIANT_EXTENSION);
     (marked && matches!(field.data_type(), DataType::Struct(_))) || is_variant_type(field.data_type())
 }
 
@@ -86,7 +91,10 @@ mod tests {
     fn recognises_marker_and_shape() {
         let f = variant_field("v", true);
         assert!(is_variant_field(&f));
-        assert_eq!(f.metadata().get(EXTENSION_NAME_KEY).map(String::as_str), Some(VARIANT_EXTENSION));
+        assert_eq!(
+            f.metadata().get(EXTENSION_NAME_KEY).map(String::as_str),
+            Some(VARIANT_EXTENSION)
+        );
         // Spark-written: value first, BinaryView, an ignorable extra field
         let spark = Field::new(
             "v",

@@ -71,7 +71,10 @@ impl SparkType {
             "timestamp_ntz" => Self::TimestampNtz,
             "binary" => Self::Binary,
             "variant" => Self::Variant,
-            "decimal" | "dec" | "numeric" => Self::Decimal { precision: 10, scale: 0 },
+            "decimal" | "dec" | "numeric" => Self::Decimal {
+                precision: 10,
+                scale: 0,
+            },
             _ => {
                 let args = ["decimal", "dec", "numeric"]
                     .iter()
@@ -225,7 +228,9 @@ fn decimal_parts(v: &VariantValue<'_>) -> Option<(bool, String, i32)> {
         VariantValue::Int16(i) => int_parts(i as i64),
         VariantValue::Int32(i) => int_parts(i as i64),
         VariantValue::Int64(i) => int_parts(i),
-        VariantValue::Decimal { unscaled, scale } => (unscaled < 0, unscaled.unsigned_abs().to_string(), -(scale as i32)),
+        VariantValue::Decimal { unscaled, scale } => {
+            (unscaled < 0, unscaled.unsigned_abs().to_string(), -(scale as i32))
+        }
         VariantValue::Double(d) => float_parts(&format!("{d:e}"), d.is_finite())?,
         VariantValue::Float(f) => float_parts(&format!("{f:e}"), f.is_finite())?,
         VariantValue::String(s) => parse_decimal_text(trim_spark(s))?,
@@ -298,6 +303,9 @@ fn rescale(neg: bool, digits: &str, exp10: i32, precision: u8, scale: u8) -> Opt
 
 /// Unscaled value of DECIMAL(precision, scale) (Spark's TRY cast, half-up rounding).
 pub fn to_decimal(v: &VariantValue<'_>, precision: u8, scale: u8) -> Option<i128> {
+    if precision > 38 || scale > precision {
+        return None;
+    }
     let (neg, digits, exp10) = decimal_parts(v)?;
     rescale(neg, &digits, exp10, precision, scale)
 }
@@ -354,6 +362,9 @@ fn parse_zone(z: &str) -> Option<i64> {
         _ => return None,
     };
     let r = &z[1..];
+    if !r.is_ascii() {
+        return None;
+    }
     let (h, m) = match r.split_once(':') {
         Some((h, m)) => (num(h, 1, 2)?, num(m, 2, 2)?),
         None if r.len() == 4 => (num(&r[..2], 2, 2)?, num(&r[2..], 2, 2)?),
@@ -375,7 +386,9 @@ pub fn parse_timestamp_str(s: &str) -> Option<(i64, bool)> {
     let mut micros = 0i64;
     let mut zone = None;
     if !rest.is_empty() {
-        let tz_at = rest.find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '.')).unwrap_or(rest.len());
+        let tz_at = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '.'))
+            .unwrap_or(rest.len());
         let (time, z) = rest.split_at(tz_at);
         let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
         let mut parts = hms.split(':');
@@ -574,7 +587,10 @@ impl CastBuilder {
                 self.append_null();
                 Ok(())
             }
-            Ok(false) => Err(VariantError::InvalidCast { value: describe(&v), target: self.target.sql_name() }),
+            Ok(false) => Err(VariantError::InvalidCast {
+                value: describe(&v),
+                target: self.target.sql_name(),
+            }),
             Err(_) if try_mode => {
                 self.append_null();
                 Ok(())
@@ -610,8 +626,14 @@ impl CastBuilder {
         match &mut self.out {
             Out::Boolean(b) => put!(b, to_boolean(&value)),
             Out::Int8(b) => put!(b, to_integer(&value, i8::MIN as i64, i8::MAX as i64).map(|x| x as i8)),
-            Out::Int16(b) => put!(b, to_integer(&value, i16::MIN as i64, i16::MAX as i64).map(|x| x as i16)),
-            Out::Int32(b) => put!(b, to_integer(&value, i32::MIN as i64, i32::MAX as i64).map(|x| x as i32)),
+            Out::Int16(b) => put!(
+                b,
+                to_integer(&value, i16::MIN as i64, i16::MAX as i64).map(|x| x as i16)
+            ),
+            Out::Int32(b) => put!(
+                b,
+                to_integer(&value, i32::MIN as i64, i32::MAX as i64).map(|x| x as i32)
+            ),
             Out::Int64(b) => put!(b, to_integer(&value, i64::MIN, i64::MAX)),
             Out::Float32(b) => put!(b, to_float(&value)),
             Out::Float64(b) => put!(b, to_double(&value)),
@@ -669,21 +691,53 @@ mod tests {
     #[test]
     fn parses_type_names() {
         assert_eq!(SparkType::parse("INT").unwrap(), SparkType::Int);
-        assert_eq!(SparkType::parse(" Decimal( 5 , 2 ) ").unwrap(), SparkType::Decimal { precision: 5, scale: 2 });
-        assert_eq!(SparkType::parse("decimal(7)").unwrap(), SparkType::Decimal { precision: 7, scale: 0 });
-        assert_eq!(SparkType::parse("decimal").unwrap(), SparkType::Decimal { precision: 10, scale: 0 });
+        assert_eq!(
+            SparkType::parse(" Decimal( 5 , 2 ) ").unwrap(),
+            SparkType::Decimal { precision: 5, scale: 2 }
+        );
+        assert_eq!(
+            SparkType::parse("decimal(7)").unwrap(),
+            SparkType::Decimal { precision: 7, scale: 0 }
+        );
+        assert_eq!(
+            SparkType::parse("decimal").unwrap(),
+            SparkType::Decimal {
+                precision: 10,
+                scale: 0
+            }
+        );
         assert_eq!(SparkType::parse("timestamp_ntz").unwrap(), SparkType::TimestampNtz);
-        for bad in ["decimal(2,3)", "decimal(39,0)", "decimal(0)", "decimal(1,2,3)", "struct<a:int>", "", "decimalx"] {
+        for bad in [
+            "decimal(2,3)",
+            "decimal(39,0)",
+            "decimal(0)",
+            "decimal(1,2,3)",
+            "struct<a:int>",
+            "",
+            "decimalx",
+        ] {
             assert!(SparkType::parse(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn numeric_casts() {
-        assert_eq!(with("1.9", |_, v| to_integer(v, i32::MIN as i64, i32::MAX as i64)), Some(1));
-        assert_eq!(with("-1.9", |_, v| to_integer(v, i32::MIN as i64, i32::MAX as i64)), Some(-1));
-        assert_eq!(with("3000000000", |_, v| to_integer(v, i32::MIN as i64, i32::MAX as i64)), None);
-        assert_eq!(with("\" 12 \"", |_, v| to_integer(v, i8::MIN as i64, i8::MAX as i64)), Some(12));
+        assert_eq!(
+            with("1.9", |_, v| to_integer(v, i32::MIN as i64, i32::MAX as i64)),
+            Some(1)
+        );
+        assert_eq!(
+            with("-1.9", |_, v| to_integer(v, i32::MIN as i64, i32::MAX as i64)),
+            Some(-1)
+        );
+        assert_eq!(
+            with("3000000000", |_, v| to_integer(v, i32::MIN as i64, i32::MAX as i64)),
+            None
+        );
+        assert_eq!(
+            with("\" 12 \"", |_, v| to_integer(v, i8::MIN as i64, i8::MAX as i64)),
+            Some(12)
+        );
         assert_eq!(with("\"1.5\"", |_, v| to_integer(v, i64::MIN, i64::MAX)), None);
         assert_eq!(with("1e300", |_, v| to_integer(v, i64::MIN, i64::MAX)), None);
         assert_eq!(with("true", |_, v| to_integer(v, i64::MIN, i64::MAX)), Some(1));
@@ -704,14 +758,26 @@ mod tests {
 
     #[test]
     fn text_and_time_casts() {
-        assert_eq!(with(r#"{"b":1,"a":[1.50]}"#, |var, v| to_string(var, v).unwrap()), r#"{"a":[1.5],"b":1}"#);
+        assert_eq!(
+            with(r#"{"b":1,"a":[1.50]}"#, |var, v| to_string(var, v).unwrap()),
+            r#"{"a":[1.5],"b":1}"#
+        );
         assert_eq!(with("1e20", |var, v| to_string(var, v).unwrap()), "1.0E20");
         assert_eq!(with("\"2024-02-29\"", |_, v| to_date(v)), Some(19782));
         assert_eq!(with("\"2023-02-29\"", |_, v| to_date(v)), None);
         assert_eq!(with("\"2024-01-01T10:00:00\"", |_, v| to_date(v)), Some(19723));
-        assert_eq!(with("\"1970-01-01 00:00:01.5\"", |_, v| to_timestamp(v, false)), Some(1_500_000));
-        assert_eq!(with("\"1970-01-01T01:00:00+01:00\"", |_, v| to_timestamp(v, false)), Some(0));
-        assert_eq!(with("\"1970-01-01 00:00:00 UTC\"", |_, v| to_timestamp(v, false)), Some(0));
+        assert_eq!(
+            with("\"1970-01-01 00:00:01.5\"", |_, v| to_timestamp(v, false)),
+            Some(1_500_000)
+        );
+        assert_eq!(
+            with("\"1970-01-01T01:00:00+01:00\"", |_, v| to_timestamp(v, false)),
+            Some(0)
+        );
+        assert_eq!(
+            with("\"1970-01-01 00:00:00 UTC\"", |_, v| to_timestamp(v, false)),
+            Some(0)
+        );
         assert_eq!(with("\"1970-01-01 25:00:00\"", |_, v| to_timestamp(v, false)), None);
         assert_eq!(with("2", |_, v| to_timestamp(v, false)), Some(2_000_000));
         assert_eq!(with("2", |_, v| to_timestamp(v, true)), None);

@@ -68,7 +68,10 @@ pub enum VariantValue<'a> {
     Int64(i64),
     Double(f64),
     /// Decimal4/8/16: `unscaled × 10^-scale`.
-    Decimal { unscaled: i128, scale: u8 },
+    Decimal {
+        unscaled: i128,
+        scale: u8,
+    },
     /// Days since 1970-01-01.
     Date(i32),
     /// Microseconds since the epoch, UTC.
@@ -104,7 +107,10 @@ fn fixed<const N: usize>(bytes: &[u8], pos: usize) -> Result<[u8; N]> {
         .get(pos..pos.saturating_add(N))
         .and_then(|s| <[u8; N]>::try_from(s).ok())
         .ok_or_else(|| {
-            VariantError::malformed(format!("truncated value: need {N} bytes at {pos}, have {}", bytes.len()))
+            VariantError::malformed(format!(
+                "truncated value: need {N} bytes at {pos}, have {}",
+                bytes.len()
+            ))
         })
 }
 
@@ -115,9 +121,12 @@ fn utf8(bytes: &[u8]) -> Result<&str> {
 /// Slice of `len` bytes at `pos` prefixed by a 4-byte length (binary, string).
 fn long_bytes(bytes: &[u8]) -> Result<&[u8]> {
     let len = u32::from_le_bytes(fixed::<4>(bytes, 1)?) as usize;
-    bytes
-        .get(5..5usize.saturating_add(len))
-        .ok_or_else(|| VariantError::malformed(format!("truncated value: {len} bytes announced, {} present", bytes.len())))
+    bytes.get(5..5usize.saturating_add(len)).ok_or_else(|| {
+        VariantError::malformed(format!(
+            "truncated value: {len} bytes announced, {} present",
+            bytes.len()
+        ))
+    })
 }
 
 fn decimal_scale(bytes: &[u8]) -> Result<u8> {
@@ -162,7 +171,10 @@ pub fn value_size(bytes: &[u8]) -> Result<usize> {
         }
     };
     if size > bytes.len() {
-        return Err(VariantError::malformed(format!("value of {size} bytes truncated to {}", bytes.len())));
+        return Err(VariantError::malformed(format!(
+            "value of {size} bytes truncated to {}",
+            bytes.len()
+        )));
     }
     Ok(size)
 }
@@ -252,7 +264,10 @@ impl<'a> Variant<'a> {
             basic_type::SHORT_STRING => {
                 let len = (header >> 2) as usize;
                 let s = b.get(1..1 + len).ok_or_else(|| {
-                    VariantError::malformed(format!("truncated short string: {len} bytes announced, {} present", b.len() - 1))
+                    VariantError::malformed(format!(
+                        "truncated short string: {len} bytes announced, {} present",
+                        b.len() - 1
+                    ))
                 })?;
                 VariantValue::String(utf8(s)?)
             }
@@ -279,7 +294,11 @@ impl<'a> Variant<'a> {
             return Ok(None);
         }
         let array = VariantArray::try_new(self.metadata, self.value)?;
-        if index >= array.len() { Ok(None) } else { array.get(index).map(Some) }
+        if index >= array.len() {
+            Ok(None)
+        } else {
+            array.get(index).map(Some)
+        }
     }
 }
 
@@ -316,8 +335,16 @@ impl ContainerHeader {
         let n_size = if large { 4 } else { 1 };
         let len = read_uint(bytes, 1, n_size)?;
         let ids_start = 1 + n_size;
-        let too_big = || VariantError::malformed(format!("{what} of {len} elements does not fit in {} bytes", bytes.len()));
-        let offsets_start = len.checked_mul(id_size).and_then(|n| n.checked_add(ids_start)).ok_or_else(too_big)?;
+        let too_big = || {
+            VariantError::malformed(format!(
+                "{what} of {len} elements does not fit in {} bytes",
+                bytes.len()
+            ))
+        };
+        let offsets_start = len
+            .checked_mul(id_size)
+            .and_then(|n| n.checked_add(ids_start))
+            .ok_or_else(too_big)?;
         let data_start = len
             .checked_add(1)
             .and_then(|n| n.checked_mul(offset_size))
@@ -331,7 +358,15 @@ impl ContainerHeader {
                 bytes.len()
             )));
         }
-        Ok(Self { len, id_size, offset_size, ids_start, offsets_start, data_start, data_len })
+        Ok(Self {
+            len,
+            id_size,
+            offset_size,
+            ids_start,
+            offsets_start,
+            data_start,
+            data_len,
+        })
     }
 }
 
@@ -345,7 +380,11 @@ pub struct VariantObject<'a> {
 
 impl<'a> VariantObject<'a> {
     fn try_new(metadata: VariantMetadata<'a>, bytes: &'a [u8]) -> Result<Self> {
-        Ok(Self { metadata, bytes, h: ContainerHeader::object(bytes)? })
+        Ok(Self {
+            metadata,
+            bytes,
+            h: ContainerHeader::object(bytes)?,
+        })
     }
 
     /// Number of fields.
@@ -381,7 +420,11 @@ impl<'a> VariantObject<'a> {
         if i >= self.h.len {
             return Err(VariantError::malformed(format!("field {i} out of range")));
         }
-        let off = read_uint(self.bytes, self.h.offsets_start + i * self.h.offset_size, self.h.offset_size)?;
+        let off = read_uint(
+            self.bytes,
+            self.h.offsets_start + i * self.h.offset_size,
+            self.h.offset_size,
+        )?;
         if off >= self.h.data_len {
             return Err(VariantError::malformed(format!(
                 "field offset {off} outside object data of {} bytes",
@@ -433,7 +476,11 @@ pub struct VariantArray<'a> {
 
 impl<'a> VariantArray<'a> {
     fn try_new(metadata: VariantMetadata<'a>, bytes: &'a [u8]) -> Result<Self> {
-        Ok(Self { metadata, bytes, h: ContainerHeader::array(bytes)? })
+        Ok(Self {
+            metadata,
+            bytes,
+            h: ContainerHeader::array(bytes)?,
+        })
     }
 
     /// Number of elements.
@@ -455,9 +502,14 @@ impl<'a> VariantArray<'a> {
         let start = read_uint(self.bytes, pos, self.h.offset_size)?;
         let end = read_uint(self.bytes, pos + self.h.offset_size, self.h.offset_size)?;
         if start >= end || end > self.h.data_len {
-            return Err(VariantError::malformed(format!("array element {i} has invalid offsets {start}..{end}")));
+            return Err(VariantError::malformed(format!(
+                "array element {i} has invalid offsets {start}..{end}"
+            )));
         }
-        Variant::with_metadata(self.metadata, &self.bytes[self.h.data_start + start..self.h.data_start + end])
+        Variant::with_metadata(
+            self.metadata,
+            &self.bytes[self.h.data_start + start..self.h.data_start + end],
+        )
     }
 }
 
@@ -478,13 +530,19 @@ mod tests {
         assert!(matches!(v(&[0x0c, 0xff]).unwrap(), VariantValue::Int8(-1)));
         assert!(matches!(v(&[0x10, 0x00, 0x01]).unwrap(), VariantValue::Int16(256)));
         assert!(matches!(v(&[0x14, 1, 0, 0, 0]).unwrap(), VariantValue::Int32(1)));
-        assert!(matches!(v(&[0x18, 2, 0, 0, 0, 0, 0, 0, 0]).unwrap(), VariantValue::Int64(2)));
+        assert!(matches!(
+            v(&[0x18, 2, 0, 0, 0, 0, 0, 0, 0]).unwrap(),
+            VariantValue::Int64(2)
+        ));
         let mut d = vec![0x1c];
         d.extend(1.5f64.to_le_bytes());
         assert!(matches!(v(&d).unwrap(), VariantValue::Double(x) if x == 1.5));
         assert!(matches!(
             v(&[0x20, 2, 0x96, 0, 0, 0]).unwrap(),
-            VariantValue::Decimal { unscaled: 150, scale: 2 }
+            VariantValue::Decimal {
+                unscaled: 150,
+                scale: 2
+            }
         ));
         assert!(matches!(
             v(&[0x24, 1, 5, 0, 0, 0, 0, 0, 0, 0]).unwrap(),
@@ -492,18 +550,42 @@ mod tests {
         ));
         let mut d16 = vec![0x28, 0];
         d16.extend((-7i128).to_le_bytes());
-        assert!(matches!(v(&d16).unwrap(), VariantValue::Decimal { unscaled: -7, scale: 0 }));
+        assert!(matches!(
+            v(&d16).unwrap(),
+            VariantValue::Decimal { unscaled: -7, scale: 0 }
+        ));
         assert!(matches!(v(&[0x2c, 1, 0, 0, 0]).unwrap(), VariantValue::Date(1)));
-        assert!(matches!(v(&[0x30, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(), VariantValue::Timestamp(1)));
-        assert!(matches!(v(&[0x34, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(), VariantValue::TimestampNtz(1)));
+        assert!(matches!(
+            v(&[0x30, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(),
+            VariantValue::Timestamp(1)
+        ));
+        assert!(matches!(
+            v(&[0x34, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(),
+            VariantValue::TimestampNtz(1)
+        ));
         let mut f = vec![0x38];
         f.extend(2.5f32.to_le_bytes());
         assert!(matches!(v(&f).unwrap(), VariantValue::Float(x) if x == 2.5));
-        assert!(matches!(v(&[0x3c, 2, 0, 0, 0, 9, 8]).unwrap(), VariantValue::Binary(&[9, 8])));
-        assert!(matches!(v(&[0x40, 2, 0, 0, 0, b'h', b'i']).unwrap(), VariantValue::String("hi")));
-        assert!(matches!(v(&[0x44, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(), VariantValue::TimeNtz(1)));
-        assert!(matches!(v(&[0x48, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(), VariantValue::TimestampNanos(1)));
-        assert!(matches!(v(&[0x4c, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(), VariantValue::TimestampNtzNanos(1)));
+        assert!(matches!(
+            v(&[0x3c, 2, 0, 0, 0, 9, 8]).unwrap(),
+            VariantValue::Binary(&[9, 8])
+        ));
+        assert!(matches!(
+            v(&[0x40, 2, 0, 0, 0, b'h', b'i']).unwrap(),
+            VariantValue::String("hi")
+        ));
+        assert!(matches!(
+            v(&[0x44, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(),
+            VariantValue::TimeNtz(1)
+        ));
+        assert!(matches!(
+            v(&[0x48, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(),
+            VariantValue::TimestampNanos(1)
+        ));
+        assert!(matches!(
+            v(&[0x4c, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap(),
+            VariantValue::TimestampNtzNanos(1)
+        ));
         let mut u = vec![0x50];
         u.extend([7u8; 16]);
         assert!(matches!(v(&u).unwrap(), VariantValue::Uuid([7, ..])));
@@ -545,7 +627,10 @@ mod tests {
         assert!(var.get_index(0).unwrap().is_none());
         let arr = [0x03, 0x02, 0x00, 0x01, 0x02, 0x04, 0x08];
         let var = Variant::try_new(&meta, &arr).unwrap();
-        assert!(matches!(var.get_index(1).unwrap().unwrap().decode().unwrap(), VariantValue::Boolean(false)));
+        assert!(matches!(
+            var.get_index(1).unwrap().unwrap().decode().unwrap(),
+            VariantValue::Boolean(false)
+        ));
         assert!(var.get_index(2).unwrap().is_none());
         assert_eq!(value_size(&arr).unwrap(), 7);
     }

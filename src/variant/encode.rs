@@ -144,7 +144,8 @@ impl VariantBuilder {
     }
 
     pub fn append_bool(&mut self, v: bool) {
-        self.value.push(primitive_header(if v { type_id::TRUE } else { type_id::FALSE }));
+        self.value
+            .push(primitive_header(if v { type_id::TRUE } else { type_id::FALSE }));
     }
 
     /// An integer in the smallest of int8/16/32/64 that holds it.
@@ -184,13 +185,16 @@ impl VariantBuilder {
             )));
         }
         if scale <= 9 && precision <= 9 {
-            self.value.extend_from_slice(&[primitive_header(type_id::DECIMAL4), scale]);
+            self.value
+                .extend_from_slice(&[primitive_header(type_id::DECIMAL4), scale]);
             self.value.extend_from_slice(&(unscaled as i32).to_le_bytes());
         } else if scale <= 18 && precision <= 18 {
-            self.value.extend_from_slice(&[primitive_header(type_id::DECIMAL8), scale]);
+            self.value
+                .extend_from_slice(&[primitive_header(type_id::DECIMAL8), scale]);
             self.value.extend_from_slice(&(unscaled as i64).to_le_bytes());
         } else {
-            self.value.extend_from_slice(&[primitive_header(type_id::DECIMAL16), scale]);
+            self.value
+                .extend_from_slice(&[primitive_header(type_id::DECIMAL16), scale]);
             self.value.extend_from_slice(&unscaled.to_le_bytes());
         }
         Ok(())
@@ -204,14 +208,22 @@ impl VariantBuilder {
 
     /// Microseconds since the epoch; `utc` selects TIMESTAMP over TIMESTAMP_NTZ.
     pub fn append_timestamp_micros(&mut self, micros: i64, utc: bool) {
-        let id = if utc { type_id::TIMESTAMP } else { type_id::TIMESTAMP_NTZ };
+        let id = if utc {
+            type_id::TIMESTAMP
+        } else {
+            type_id::TIMESTAMP_NTZ
+        };
         self.value.push(primitive_header(id));
         self.value.extend_from_slice(&micros.to_le_bytes());
     }
 
     /// Nanoseconds since the epoch; `utc` selects the time-zone-aware type.
     pub fn append_timestamp_nanos(&mut self, nanos: i64, utc: bool) {
-        let id = if utc { type_id::TIMESTAMP_NANOS } else { type_id::TIMESTAMP_NTZ_NANOS };
+        let id = if utc {
+            type_id::TIMESTAMP_NANOS
+        } else {
+            type_id::TIMESTAMP_NTZ_NANOS
+        };
         self.value.push(primitive_header(id));
         self.value.extend_from_slice(&nanos.to_le_bytes());
     }
@@ -278,8 +290,7 @@ impl VariantBuilder {
                     offsets.push(self.offset() - start);
                     self.append_variant_at(&a.get(i)?, depth + 1)?;
                 }
-                self.finish_array(start, &offsets);
-                Ok(())
+                self.finish_array(start, &offsets)
             }
             _ => {
                 self.append_raw(v.exact_value_bytes()?);
@@ -292,13 +303,24 @@ impl VariantBuilder {
     /// `fields` holds `(key id, offset of the value relative to start)`; it is
     /// sorted here. Errors on a duplicate key.
     pub fn finish_object(&mut self, start: usize, fields: &mut [(u32, usize)]) -> Result<()> {
+        let data_len = self.data_len_from(start)?;
+        if let Some(bad) = fields
+            .iter()
+            .find(|f| f.0 as usize >= self.keys.len() || f.1 >= data_len.max(1))
+        {
+            return Err(VariantError::Unsupported(format!(
+                "object field {bad:?} does not match the builder state"
+            )));
+        }
         let keys = &self.keys;
         fields.sort_unstable_by(|a, b| keys[a.0 as usize].cmp(&keys[b.0 as usize]));
-        if let Some(w) = fields.windows(2).find(|w| keys[w[0].0 as usize] == keys[w[1].0 as usize]) {
+        if let Some(w) = fields
+            .windows(2)
+            .find(|w| keys[w[0].0 as usize] == keys[w[1].0 as usize])
+        {
             return Err(VariantError::DuplicateKey(keys[w[0].0 as usize].clone()));
         }
         let n = fields.len();
-        let data_len = self.value.len() - start;
         let max_id = fields.iter().map(|f| f.0 as usize).max().unwrap_or(0);
         let id_size = int_size(max_id);
         let off_size = int_size(data_len);
@@ -320,9 +342,14 @@ impl VariantBuilder {
 
     /// Closes an array whose elements were written from `start` on, at the
     /// given offsets relative to `start`.
-    pub fn finish_array(&mut self, start: usize, offsets: &[usize]) {
+    pub fn finish_array(&mut self, start: usize, offsets: &[usize]) -> Result<()> {
+        let data_len = self.data_len_from(start)?;
+        if offsets.windows(2).any(|w| w[0] >= w[1]) || offsets.last().is_some_and(|&o| o >= data_len) {
+            return Err(VariantError::Unsupported(
+                "array offsets do not match the builder state".into(),
+            ));
+        }
         let n = offsets.len();
-        let data_len = self.value.len() - start;
         let off_size = int_size(data_len);
         let large = n > 0xFF;
         let mut header = Vec::with_capacity(1 + 4 + (n + 1) * off_size);
@@ -334,6 +361,14 @@ impl VariantBuilder {
         }
         push_uint(&mut header, data_len, off_size);
         self.value.splice(start..start, header);
+        Ok(())
+    }
+
+    fn data_len_from(&self, start: usize) -> Result<usize> {
+        self.value
+            .len()
+            .checked_sub(start)
+            .ok_or_else(|| VariantError::Unsupported(format!("container start {start} past the end of the value")))
     }
 }
 
@@ -355,7 +390,10 @@ mod tests {
         assert_eq!(m, vec![0x01, 0x02, 0x00, 0x01, 0x02, b'b', b'a']);
         assert_eq!(v, vec![0x02, 0x02, 0x01, 0x00, 0x01, 0x00, 0x03, 0x04, 0x0c, 0x01]);
         let var = Variant::try_new(&m, &v).unwrap();
-        assert!(matches!(var.get_field("a").unwrap().unwrap().decode().unwrap(), VariantValue::Int8(1)));
+        assert!(matches!(
+            var.get_field("a").unwrap().unwrap().decode().unwrap(),
+            VariantValue::Int8(1)
+        ));
     }
 
     #[test]
@@ -365,7 +403,10 @@ mod tests {
         b.append_null();
         fields.push((b.add_key("k"), 1));
         b.append_null();
-        assert_eq!(b.finish_object(0, &mut fields), Err(VariantError::DuplicateKey("k".into())));
+        assert_eq!(
+            b.finish_object(0, &mut fields),
+            Err(VariantError::DuplicateKey("k".into()))
+        );
     }
 
     #[test]
@@ -376,7 +417,12 @@ mod tests {
             b.append_int(v);
             assert_eq!((b.value()[0], b.value().len()), (header, len));
         }
-        for (u, s, header) in [(150i128, 2u8, 0x20), (1_234_567_890, 0, 0x24), (1, 10, 0x24), (10i128.pow(20), 0, 0x28)] {
+        for (u, s, header) in [
+            (150i128, 2u8, 0x20),
+            (1_234_567_890, 0, 0x24),
+            (1, 10, 0x24),
+            (10i128.pow(20), 0, 0x28),
+        ] {
             b.reset();
             b.append_decimal(u, s).unwrap();
             assert_eq!(b.value()[0], header);

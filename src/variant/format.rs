@@ -24,7 +24,11 @@ pub fn java_double(v: f64) -> String {
         return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
     }
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if v.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     java_style(&format!("{v:e}"), (1e-3..1e7).contains(&v.abs()))
 }
@@ -38,7 +42,11 @@ pub fn java_float(v: f32) -> String {
         return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
     }
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if v.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     java_style(&format!("{v:e}"), (1e-3..1e7).contains(&v.abs()))
 }
@@ -222,7 +230,11 @@ pub fn base64(bytes: &[u8]) -> String {
         let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
         out.push(T[(n >> 18) as usize & 63] as char);
         out.push(T[(n >> 12) as usize & 63] as char);
-        out.push(if c.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if c.len() > 1 {
+            T[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
         out.push(if c.len() > 2 { T[n as usize & 63] as char } else { '=' });
     }
     out

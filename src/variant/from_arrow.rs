@@ -81,17 +81,23 @@ fn append_at(b: &mut VariantBuilder, array: &dyn Array, row: usize, depth: usize
         DataType::Float16 => b.append_float(array.as_primitive::<Float16Type>().value(row).to_f32()),
         DataType::Float32 => b.append_float(array.as_primitive::<Float32Type>().value(row)),
         DataType::Float64 => b.append_double(array.as_primitive::<Float64Type>().value(row)),
-        DataType::Decimal32(_, s) => {
-            b.append_decimal(array.as_primitive::<Decimal32Type>().value(row) as i128, decimal_scale(*s)?)?
-        }
-        DataType::Decimal64(_, s) => {
-            b.append_decimal(array.as_primitive::<Decimal64Type>().value(row) as i128, decimal_scale(*s)?)?
-        }
+        DataType::Decimal32(_, s) => b.append_decimal(
+            array.as_primitive::<Decimal32Type>().value(row) as i128,
+            decimal_scale(*s)?,
+        )?,
+        DataType::Decimal64(_, s) => b.append_decimal(
+            array.as_primitive::<Decimal64Type>().value(row) as i128,
+            decimal_scale(*s)?,
+        )?,
         DataType::Decimal128(_, s) => {
             b.append_decimal(array.as_primitive::<Decimal128Type>().value(row), decimal_scale(*s)?)?
         }
         DataType::Decimal256(_, s) => {
-            let v = array.as_primitive::<Decimal256Type>().value(row).to_i128().ok_or_else(|| overflow("decimal256"))?;
+            let v = array
+                .as_primitive::<Decimal256Type>()
+                .value(row)
+                .to_i128()
+                .ok_or_else(|| overflow("decimal256"))?;
             b.append_decimal(v, decimal_scale(*s)?)?
         }
         DataType::Utf8 => b.append_string(array.as_string::<i32>().value(row)),
@@ -110,12 +116,14 @@ fn append_at(b: &mut VariantBuilder, array: &dyn Array, row: usize, depth: usize
             let utc = tz.is_some();
             let micros = |v: i64, f: i64| v.checked_mul(f).ok_or_else(|| overflow("timestamp"));
             match unit {
-                TimeUnit::Second => {
-                    b.append_timestamp_micros(micros(array.as_primitive::<TimestampSecondType>().value(row), 1_000_000)?, utc)
-                }
-                TimeUnit::Millisecond => {
-                    b.append_timestamp_micros(micros(array.as_primitive::<TimestampMillisecondType>().value(row), 1000)?, utc)
-                }
+                TimeUnit::Second => b.append_timestamp_micros(
+                    micros(array.as_primitive::<TimestampSecondType>().value(row), 1_000_000)?,
+                    utc,
+                ),
+                TimeUnit::Millisecond => b.append_timestamp_micros(
+                    micros(array.as_primitive::<TimestampMillisecondType>().value(row), 1000)?,
+                    utc,
+                ),
                 TimeUnit::Microsecond => {
                     b.append_timestamp_micros(array.as_primitive::<TimestampMicrosecondType>().value(row), utc)
                 }
@@ -152,7 +160,9 @@ fn append_at(b: &mut VariantBuilder, array: &dyn Array, row: usize, depth: usize
         dt @ DataType::Struct(fields) => {
             if is_variant_type(dt) && !is_shredded_type(dt) {
                 let view = VariantArrayView::try_new(array)?;
-                let (m, v) = view.get(row).ok_or_else(|| VariantError::Unsupported("unexpected null".into()))?;
+                let (m, v) = view
+                    .get(row)
+                    .ok_or_else(|| VariantError::Unsupported("unexpected null".into()))?;
                 b.append_variant(&Variant::try_new(m, v)?)?;
                 return Ok(());
             }
@@ -176,14 +186,22 @@ fn append_at(b: &mut VariantBuilder, array: &dyn Array, row: usize, depth: usize
                     DataType::Utf8 => keys.as_string::<i32>().value(j),
                     DataType::LargeUtf8 => keys.as_string::<i64>().value(j),
                     DataType::Utf8View => keys.as_string_view().value(j),
-                    other => return Err(VariantError::Unsupported(format!("map keys of type {other} in a variant"))),
+                    other => {
+                        return Err(VariantError::Unsupported(format!(
+                            "map keys of type {other} in a variant"
+                        )));
+                    }
                 };
                 ids.push((b.add_key(key), b.offset() - start));
                 append_at(b, values.as_ref(), j, depth + 1)?;
             }
             b.finish_object(start, &mut ids)?
         }
-        other => return Err(VariantError::Unsupported(format!("cannot convert {other} to a variant"))),
+        other => {
+            return Err(VariantError::Unsupported(format!(
+                "cannot convert {other} to a variant"
+            )));
+        }
     }
     Ok(())
 }
@@ -195,8 +213,7 @@ fn append_list(b: &mut VariantBuilder, values: &dyn Array, from: usize, to: usiz
         offsets.push(b.offset() - start);
         append_at(b, values, j, depth + 1)?;
     }
-    b.finish_array(start, &offsets);
-    Ok(())
+    b.finish_array(start, &offsets)
 }
 
 #[cfg(test)]
@@ -220,8 +237,14 @@ mod tests {
     fn converts_nested() {
         let list = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(1), None]), None]);
         let s = StructArray::from(vec![
-            (Arc::new(Field::new("z", DataType::Utf8, true)), Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef),
-            (Arc::new(Field::new("a", list.data_type().clone(), true)), Arc::new(list) as ArrayRef),
+            (
+                Arc::new(Field::new("z", DataType::Utf8, true)),
+                Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("a", list.data_type().clone(), true)),
+                Arc::new(list) as ArrayRef,
+            ),
         ]);
         assert_eq!(json_of(&s, 0), r#"{"a":[1,null],"z":"a"}"#);
         assert_eq!(json_of(&s, 1), r#"{"a":null,"z":"b"}"#);

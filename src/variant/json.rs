@@ -26,7 +26,13 @@ use super::{MAX_DEPTH, Result, VariantError};
 /// Parses `json` into `builder` (which is not reset first). On error the
 /// builder content is unspecified.
 pub fn parse_json(json: &str, builder: &mut VariantBuilder) -> Result<()> {
-    let mut p = Parser { s: json, b: json.as_bytes(), pos: 0, fields: Vec::new(), offsets: Vec::new() };
+    let mut p = Parser {
+        s: json,
+        b: json.as_bytes(),
+        pos: 0,
+        fields: Vec::new(),
+        offsets: Vec::new(),
+    };
     p.ws();
     p.value(builder, 0)?;
     p.ws();
@@ -54,7 +60,10 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn err(&self, msg: impl Into<String>) -> VariantError {
-        VariantError::InvalidJson { pos: self.pos, msg: msg.into() }
+        VariantError::InvalidJson {
+            pos: self.pos,
+            msg: msg.into(),
+        }
     }
 
     #[inline]
@@ -164,13 +173,16 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        out.finish_array(start, &self.offsets[base..]);
+        let r = out.finish_array(start, &self.offsets[base..]);
         self.offsets.truncate(base);
-        Ok(())
+        r
     }
 
     fn hex4(&mut self) -> Result<u32> {
-        let h = self.b.get(self.pos..self.pos + 4).ok_or_else(|| self.err("truncated \\u escape"))?;
+        let h = self
+            .b
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| self.err("truncated \\u escape"))?;
         let mut v = 0u32;
         for &c in h {
             let d = (c as char).to_digit(16).ok_or_else(|| self.err("invalid \\u escape"))?;
@@ -244,7 +256,11 @@ impl<'a> Parser<'a> {
                         }
                         self.pos += 1;
                     }
-                    out.push_str(self.s.get(run_start..self.pos).ok_or_else(|| self.err("invalid string"))?);
+                    out.push_str(
+                        self.s
+                            .get(run_start..self.pos)
+                            .ok_or_else(|| self.err("invalid string"))?,
+                    );
                 }
             }
         }
@@ -309,7 +325,9 @@ impl<'a> Parser<'a> {
             let scale = frac_digits.len();
             if precision <= 38
                 && scale <= 38
-                && let Ok(u) = significant.parse::<i128>().or_else(|e| if significant.is_empty() { Ok(0) } else { Err(e) })
+                && let Ok(u) = significant
+                    .parse::<i128>()
+                    .or_else(|e| if significant.is_empty() { Ok(0) } else { Err(e) })
             {
                 return out.append_decimal(if neg { -u } else { u }, scale as u8);
             }
@@ -415,7 +433,10 @@ mod tests {
 
     #[test]
     fn compact_output_sorted_keys() {
-        assert_eq!(round(r#" { "b" : [ true , null ] , "a" : 1 } "#), r#"{"a":1,"b":[true,null]}"#);
+        assert_eq!(
+            round(r#" { "b" : [ true , null ] , "a" : 1 } "#),
+            r#"{"a":1,"b":[true,null]}"#
+        );
         assert_eq!(round(r#""é\n\u00e9\ud83d\ude00""#), "\"é\\né😀\"");
         assert_eq!(round("1.50"), "1.5");
         assert_eq!(round("-1e308"), "-1.0E308");
@@ -441,12 +462,33 @@ mod tests {
     #[test]
     fn rejects_invalid_json() {
         for bad in [
-            "", "{", "[1,]", "{\"a\":1,}", "01", "1.", "-", "+1", "tru", "nul", "\"abc", "\"\\x\"", "\"\\ud800\"",
-            "{a:1}", "[1 2]", "1 2", "NaN", "'a'", "\"\u{1}\"", "{\"a\" 1}",
+            "",
+            "{",
+            "[1,]",
+            "{\"a\":1,}",
+            "01",
+            "1.",
+            "-",
+            "+1",
+            "tru",
+            "nul",
+            "\"abc",
+            "\"\\x\"",
+            "\"\\ud800\"",
+            "{a:1}",
+            "[1 2]",
+            "1 2",
+            "NaN",
+            "'a'",
+            "\"\u{1}\"",
+            "{\"a\" 1}",
         ] {
             assert!(parse_json_to_vecs(bad).is_err(), "accepted {bad:?}");
         }
-        assert_eq!(parse_json_to_vecs(r#"{"a":1,"a":2}"#), Err(VariantError::DuplicateKey("a".into())));
+        assert_eq!(
+            parse_json_to_vecs(r#"{"a":1,"a":2}"#),
+            Err(VariantError::DuplicateKey("a".into()))
+        );
         let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
         assert_eq!(parse_json_to_vecs(&deep), Err(VariantError::TooDeep(MAX_DEPTH)));
         let ok = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);

@@ -22,7 +22,9 @@ pub const EMPTY_METADATA: [u8; 3] = [0x11, 0x00, 0x00];
 /// Reads an unsigned little-endian integer of `size` (1..=4) bytes at `pos`.
 #[inline]
 pub(crate) fn read_uint(bytes: &[u8], pos: usize, size: usize) -> Result<usize> {
-    let end = pos.checked_add(size).ok_or_else(|| VariantError::malformed("offset overflow"))?;
+    let end = pos
+        .checked_add(size)
+        .ok_or_else(|| VariantError::malformed("offset overflow"))?;
     let s = bytes.get(pos..end).ok_or_else(|| {
         VariantError::malformed(format!("truncated: need {size} bytes at {pos}, have {}", bytes.len()))
     })?;
@@ -53,7 +55,9 @@ impl<'a> VariantMetadata<'a> {
         let header = *bytes.first().ok_or_else(|| VariantError::malformed("empty metadata"))?;
         let version = header & 0x0F;
         if version != 1 {
-            return Err(VariantError::malformed(format!("unsupported metadata version {version}")));
+            return Err(VariantError::malformed(format!(
+                "unsupported metadata version {version}"
+            )));
         }
         let sorted = header & 0x10 != 0;
         let offset_size = ((header >> 6) & 0x03) as usize + 1;
@@ -78,7 +82,14 @@ impl<'a> VariantMetadata<'a> {
                 bytes.len()
             )));
         }
-        Ok(Self { bytes, offset_size, dict_size, sorted, offsets_start, strings_start })
+        Ok(Self {
+            bytes,
+            offset_size,
+            dict_size,
+            sorted,
+            offsets_start,
+            strings_start,
+        })
     }
 
     /// The raw bytes.

@@ -30,7 +30,10 @@ pub struct VariantPath {
 impl VariantPath {
     /// Parses Spark's `$`-path syntax.
     pub fn parse(path: &str) -> Result<Self> {
-        let err = |msg: &str| VariantError::InvalidPath { path: path.to_string(), msg: msg.to_string() };
+        let err = |msg: &str| VariantError::InvalidPath {
+            path: path.to_string(),
+            msg: msg.to_string(),
+        };
         let rest = path.strip_prefix('$').ok_or_else(|| err("must start with '$'"))?;
         let mut segments = Vec::new();
         let mut s = rest;
@@ -130,12 +133,32 @@ mod tests {
         let p = |s: &str| VariantPath::parse(s).unwrap().segments;
         assert_eq!(p("$"), vec![]);
         assert_eq!(p("$.a.b[0]"), vec![Key("a".into()), Key("b".into()), Index(0)]);
-        assert_eq!(p("$['a.b'][\"c'd\"][12]"), vec![Key("a.b".into()), Key("c'd".into()), Index(12)]);
+        assert_eq!(
+            p("$['a.b'][\"c'd\"][12]"),
+            vec![Key("a.b".into()), Key("c'd".into()), Index(12)]
+        );
         assert_eq!(p("$.a b]"), vec![Key("a b]".into())]);
         assert_eq!(p("$.é"), vec![Key("é".into())]);
-        for bad in ["", "a", "$.", "$..a", "$[", "$[]", "$[-1]", "$[a]", "$['a]", "$['']", "$x", "$[1", "$[99999999999999999999999]"] {
+        for bad in [
+            "",
+            "a",
+            "$.",
+            "$..a",
+            "$[",
+            "$[]",
+            "$[-1]",
+            "$[a]",
+            "$['a]",
+            "$['']",
+            "$x",
+            "$[1",
+            "$[99999999999999999999999]",
+        ] {
             assert!(VariantPath::parse(bad).is_err(), "accepted {bad:?}");
         }
-        assert_eq!(VariantPath::parse("$['a.b'][3].c").unwrap().to_string(), "$['a.b'][3].c");
+        assert_eq!(
+            VariantPath::parse("$['a.b'][3].c").unwrap().to_string(),
+            "$['a.b'][3].c"
+        );
     }
 }

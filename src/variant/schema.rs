@@ -34,7 +34,10 @@ pub enum VariantSchema {
     BigInt,
     Double,
     Float,
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     String,
     Date,
     Timestamp,
@@ -66,7 +69,10 @@ fn schema_at(v: &Variant<'_>, depth: usize) -> Result<VariantSchema> {
         VariantValue::Float(_) => VariantSchema::Float,
         VariantValue::Decimal { unscaled, scale } => {
             let (u, s) = strip_decimal(unscaled, scale);
-            VariantSchema::Decimal { precision: (decimal_digits(u) as u8).max(s), scale: s }
+            VariantSchema::Decimal {
+                precision: (decimal_digits(u) as u8).max(s),
+                scale: s,
+            }
         }
         VariantValue::String(_) | VariantValue::Uuid(_) => VariantSchema::String,
         VariantValue::Date(_) => VariantSchema::Date,
@@ -114,7 +120,10 @@ fn merge_decimal(p1: u8, s1: u8, p2: u8, s2: u8) -> VariantSchema {
     if range as u32 + scale as u32 > 38 {
         VariantSchema::Double
     } else {
-        VariantSchema::Decimal { precision: range + scale, scale }
+        VariantSchema::Decimal {
+            precision: range + scale,
+            scale,
+        }
     }
 }
 
@@ -127,7 +136,16 @@ pub fn merge(a: VariantSchema, b: VariantSchema) -> VariantSchema {
         (BigInt, Decimal { precision, scale }) | (Decimal { precision, scale }, BigInt) => {
             merge_decimal(20, 0, precision, scale)
         }
-        (Decimal { precision: p1, scale: s1 }, Decimal { precision: p2, scale: s2 }) => merge_decimal(p1, s1, p2, s2),
+        (
+            Decimal {
+                precision: p1,
+                scale: s1,
+            },
+            Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => merge_decimal(p1, s1, p2, s2),
         (Double, BigInt | Decimal { .. } | Float) | (BigInt | Decimal { .. } | Float, Double) => Double,
         (Float, BigInt | Decimal { .. }) | (BigInt | Decimal { .. }, Float) => Double,
         (Timestamp, TimestampNtz) | (TimestampNtz, Timestamp) => Timestamp,
@@ -155,7 +173,11 @@ fn quote_if_needed(name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let plain = !name.is_empty()
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !name.bytes().all(|b| b.is_ascii_digit());
-    if plain { f.write_str(name) } else { write!(f, "`{}`", name.replace('`', "``")) }
+    if plain {
+        f.write_str(name)
+    } else {
+        write!(f, "`{}`", name.replace('`', "``"))
+    }
 }
 
 impl fmt::Display for VariantSchema {
@@ -248,7 +270,10 @@ impl SchemaParser<'_> {
             }
         }
         let rest = &self.s[self.pos..];
-        let n = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        let n = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
         if n == 0 {
             return Err(self.err());
         }
@@ -318,7 +343,9 @@ mod tests {
 
     fn schema(json: &str) -> String {
         let (m, v) = parse_json_to_vecs(json).unwrap();
-        schema_of_variant(&Variant::try_new(&m, &v).unwrap()).unwrap().to_string()
+        schema_of_variant(&Variant::try_new(&m, &v).unwrap())
+            .unwrap()
+            .to_string()
     }
 
     #[test]
@@ -334,8 +361,14 @@ mod tests {
         assert_eq!(schema("[1, 1e3]"), "ARRAY<DOUBLE>");
         assert_eq!(schema("[1, \"a\"]"), "ARRAY<VARIANT>");
         assert_eq!(schema("[]"), "ARRAY<VOID>");
-        assert_eq!(schema(r#"[{"a":1},{"b":"x","a":null}]"#), "OBJECT<a: BIGINT, b: STRING>".replace("OBJECT", "ARRAY<OBJECT") + ">");
-        assert_eq!(schema(r#"{"a b":1,"1":2,"x`y":3}"#), "OBJECT<`1`: BIGINT, `a b`: BIGINT, `x``y`: BIGINT>");
+        assert_eq!(
+            schema(r#"[{"a":1},{"b":"x","a":null}]"#),
+            "OBJECT<a: BIGINT, b: STRING>".replace("OBJECT", "ARRAY<OBJECT") + ">"
+        );
+        assert_eq!(
+            schema(r#"{"a b":1,"1":2,"x`y":3}"#),
+            "OBJECT<`1`: BIGINT, `a b`: BIGINT, `x``y`: BIGINT>"
+        );
         assert_eq!(schema(&format!("[1, 0.{}1]", "0".repeat(36))), "ARRAY<DOUBLE>");
     }
 

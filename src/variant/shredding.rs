@@ -42,8 +42,15 @@ enum Offsets<'a> {
 enum Typed<'a> {
     None,
     Primitive(&'a dyn Array),
-    Object { array: &'a StructArray, fields: Vec<(&'a str, Node<'a>)> },
-    List { array: &'a dyn Array, offsets: Offsets<'a>, element: Box<Node<'a>> },
+    Object {
+        array: &'a StructArray,
+        fields: Vec<(&'a str, Node<'a>)>,
+    },
+    List {
+        array: &'a dyn Array,
+        offsets: Offsets<'a>,
+        element: Box<Node<'a>>,
+    },
 }
 
 fn invalid(msg: impl Into<String>) -> VariantError {
@@ -54,7 +61,10 @@ fn build_node(s: &StructArray, depth: usize) -> Result<Node<'_>> {
     if depth > MAX_DEPTH {
         return Err(VariantError::TooDeep(MAX_DEPTH));
     }
-    let value = s.column_by_name("value").map(|v| Bin::try_new(v.as_ref(), "value")).transpose()?;
+    let value = s
+        .column_by_name("value")
+        .map(|v| Bin::try_new(v.as_ref(), "value"))
+        .transpose()?;
     let typed = match s.column_by_name("typed_value") {
         None => Typed::None,
         Some(t) => build_typed(t, depth)?,
@@ -63,7 +73,9 @@ fn build_node(s: &StructArray, depth: usize) -> Result<Node<'_>> {
 }
 
 fn element_node(values: &ArrayRef, depth: usize) -> Result<Node<'_>> {
-    let s = values.as_struct_opt().ok_or_else(|| invalid("array elements must be {value, typed_value} structs"))?;
+    let s = values
+        .as_struct_opt()
+        .ok_or_else(|| invalid("array elements must be {value, typed_value} structs"))?;
     build_node(s, depth + 1)
 }
 
@@ -101,7 +113,13 @@ fn build_typed(t: &ArrayRef, depth: usize) -> Result<Typed<'_>> {
 }
 
 /// Appends the value of `node` at `row`; `Ok(false)` when it is missing.
-fn append_node(b: &mut VariantBuilder, node: &Node<'_>, row: usize, md: &VariantMetadata<'_>, depth: usize) -> Result<bool> {
+fn append_node(
+    b: &mut VariantBuilder,
+    node: &Node<'_>,
+    row: usize,
+    md: &VariantMetadata<'_>,
+    depth: usize,
+) -> Result<bool> {
     if depth > MAX_DEPTH {
         return Err(VariantError::TooDeep(MAX_DEPTH));
     }
@@ -162,7 +180,7 @@ fn append_node(b: &mut VariantBuilder, node: &Node<'_>, row: usize, md: &Variant
                     b.append_null();
                 }
             }
-            b.finish_array(start, &offs);
+            b.finish_array(start, &offs)?;
         }
     }
     Ok(true)
@@ -178,9 +196,13 @@ pub fn unshred_variant_array(array: &dyn Array) -> Result<StructArray> {
 /// Like [`unshred_variant_array`]; with `null_on_error` a row that cannot be
 /// rebuilt becomes SQL NULL instead of failing the batch.
 pub fn unshred(array: &dyn Array, null_on_error: bool) -> Result<StructArray> {
-    let s = array.as_struct_opt().ok_or_else(|| invalid(format!("expected a struct, found {}", array.data_type())))?;
+    let s = array
+        .as_struct_opt()
+        .ok_or_else(|| invalid(format!("expected a struct, found {}", array.data_type())))?;
     let metadata = Bin::try_new(
-        s.column_by_name("metadata").ok_or_else(|| invalid("no `metadata` field"))?.as_ref(),
+        s.column_by_name("metadata")
+            .ok_or_else(|| invalid("no `metadata` field"))?
+            .as_ref(),
         "metadata",
     )?;
     let node = build_node(s, 0)?;
@@ -212,7 +234,11 @@ pub fn unshred(array: &dyn Array, null_on_error: bool) -> Result<StructArray> {
 
 /// The input as a plain variant array: unshredded when it has `typed_value`.
 pub fn plain_variant_array(array: &ArrayRef, null_on_error: bool) -> Result<ArrayRef> {
-    if is_shredded_type(array.data_type()) { Ok(Arc::new(unshred(array.as_ref(), null_on_error)?)) } else { Ok(array.clone()) }
+    if is_shredded_type(array.data_type()) {
+        Ok(Arc::new(unshred(array.as_ref(), null_on_error)?))
+    } else {
+        Ok(array.clone())
+    }
 }
 
 #[cfg(test)]
@@ -229,14 +255,20 @@ mod tests {
         let value: ArrayRef = Arc::new(BinaryArray::from(value));
         Arc::new(StructArray::from(vec![
             (Arc::new(Field::new("value", DataType::Binary, true)), value),
-            (Arc::new(Field::new("typed_value", typed.data_type().clone(), true)), typed),
+            (
+                Arc::new(Field::new("typed_value", typed.data_type().clone(), true)),
+                typed,
+            ),
         ]))
     }
 
     fn rows(a: &StructArray) -> Vec<Option<String>> {
         let view = VariantArrayView::try_new(a).unwrap();
         (0..a.len())
-            .map(|i| view.get(i).map(|(m, v)| to_json(&Variant::try_new(m, v).unwrap()).unwrap()))
+            .map(|i| {
+                view.get(i)
+                    .map(|(m, v)| to_json(&Variant::try_new(m, v).unwrap()).unwrap())
+            })
             .collect()
     }
 
@@ -253,8 +285,14 @@ mod tests {
         };
         let _ = rest;
         // typed_value: struct { a: {value, typed_value: Int64}, b: {value, typed_value: Utf8} }
-        let a = field_struct(vec![None, None, Some(&[0x09, b'x', b'y'][..])], Arc::new(Int64Array::from(vec![Some(1), None, None])));
-        let bcol = field_struct(vec![None, None, None], Arc::new(StringArray::from(vec![Some("s"), None, None])));
+        let a = field_struct(
+            vec![None, None, Some(&[0x09, b'x', b'y'][..])],
+            Arc::new(Int64Array::from(vec![Some(1), None, None])),
+        );
+        let bcol = field_struct(
+            vec![None, None, None],
+            Arc::new(StringArray::from(vec![Some("s"), None, None])),
+        );
         let typed = StructArray::try_new(
             Fields::from(vec![
                 Field::new("a", a.data_type().clone(), true),
@@ -264,25 +302,34 @@ mod tests {
             Some(NullBuffer::from(vec![true, false, true])),
         )
         .unwrap();
-        let value: ArrayRef =
-            Arc::new(BinaryArray::from(vec![Some(&c_only[..]), Some(&[0x0c, 5][..]), None]));
+        let value: ArrayRef = Arc::new(BinaryArray::from(vec![Some(&c_only[..]), Some(&[0x0c, 5][..]), None]));
         let metadata: ArrayRef = Arc::new(BinaryArray::from(vec![&meta[..], &meta[..], &meta[..]]));
         let s = StructArray::from(vec![
             (Arc::new(Field::new("metadata", DataType::Binary, false)), metadata),
             (Arc::new(Field::new("value", DataType::Binary, true)), value),
-            (Arc::new(Field::new("typed_value", typed.data_type().clone(), true)), Arc::new(typed) as ArrayRef),
+            (
+                Arc::new(Field::new("typed_value", typed.data_type().clone(), true)),
+                Arc::new(typed) as ArrayRef,
+            ),
         ]);
         let out = unshred_variant_array(&s).unwrap();
         assert_eq!(
             rows(&out),
-            vec![Some(r#"{"a":1,"b":"s","c":true}"#.into()), Some("5".into()), Some(r#"{"a":"xy"}"#.into())]
+            vec![
+                Some(r#"{"a":1,"b":"s","c":true}"#.into()),
+                Some("5".into()),
+                Some(r#"{"a":"xy"}"#.into())
+            ]
         );
     }
 
     #[test]
     fn unshreds_lists() {
         let (meta, _) = parse_json_to_vecs("null").unwrap();
-        let elem = field_struct(vec![None, Some(&[0x04][..]), None], Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])));
+        let elem = field_struct(
+            vec![None, Some(&[0x04][..]), None],
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])),
+        );
         let list = ListArray::new(
             Arc::new(Field::new("element", elem.data_type().clone(), false)),
             OffsetBuffer::new(vec![0, 2, 3].into()),
@@ -292,9 +339,15 @@ mod tests {
         let metadata: ArrayRef = Arc::new(BinaryArray::from(vec![&meta[..], &meta[..]]));
         let s = StructArray::from(vec![
             (Arc::new(Field::new("metadata", DataType::Binary, false)), metadata),
-            (Arc::new(Field::new("typed_value", list.data_type().clone(), true)), Arc::new(list) as ArrayRef),
+            (
+                Arc::new(Field::new("typed_value", list.data_type().clone(), true)),
+                Arc::new(list) as ArrayRef,
+            ),
         ]);
-        assert_eq!(rows(&unshred_variant_array(&s).unwrap()), vec![Some("[1,true]".into()), Some("[3]".into())]);
+        assert_eq!(
+            rows(&unshred_variant_array(&s).unwrap()),
+            vec![Some("[1,true]".into()), Some("[3]".into())]
+        );
     }
 
     #[test]
@@ -303,9 +356,18 @@ mod tests {
         let a = field_struct(vec![None], Arc::new(Int64Array::from(vec![Some(1)])));
         let typed = StructArray::from(vec![(Arc::new(Field::new("a", a.data_type().clone(), true)), a)]);
         let s = StructArray::from(vec![
-            (Arc::new(Field::new("metadata", DataType::Binary, false)), Arc::new(BinaryArray::from(vec![&meta[..]])) as ArrayRef),
-            (Arc::new(Field::new("value", DataType::Binary, true)), Arc::new(BinaryArray::from(vec![&obj[..]])) as ArrayRef),
-            (Arc::new(Field::new("typed_value", typed.data_type().clone(), true)), Arc::new(typed) as ArrayRef),
+            (
+                Arc::new(Field::new("metadata", DataType::Binary, false)),
+                Arc::new(BinaryArray::from(vec![&meta[..]])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("value", DataType::Binary, true)),
+                Arc::new(BinaryArray::from(vec![&obj[..]])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("typed_value", typed.data_type().clone(), true)),
+                Arc::new(typed) as ArrayRef,
+            ),
         ]);
         assert!(unshred_variant_array(&s).is_err());
         assert_eq!(unshred(&s, true).unwrap().null_count(), 1);

@@ -20,7 +20,10 @@ const TYPES: [SparkType; 14] = [
     SparkType::BigInt,
     SparkType::Float,
     SparkType::Double,
-    SparkType::Decimal { precision: 10, scale: 2 },
+    SparkType::Decimal {
+        precision: 10,
+        scale: 2,
+    },
     SparkType::String,
     SparkType::Date,
     SparkType::Timestamp,
@@ -64,7 +67,9 @@ fn exercise(metadata: &[u8], value: &[u8]) {
             let _ = md.key(i);
         }
     }
-    let Ok(v) = Variant::try_new(metadata, value) else { return };
+    let Ok(v) = Variant::try_new(metadata, value) else {
+        return;
+    };
     walk(&v, 0);
     let _ = to_json(&v);
     let _ = schema_of_variant(&v);
@@ -87,7 +92,9 @@ fn json_strategy() -> impl Strategy<Value = serde_json::Value> {
         Just(serde_json::Value::Null),
         any::<bool>().prop_map(serde_json::Value::Bool),
         any::<i64>().prop_map(|i| serde_json::json!(i)),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| serde_json::json!(f)),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| serde_json::json!(f)),
         "[a-z\u{e9}\u{1F600}\"\\\\ ]{0,70}".prop_map(serde_json::Value::String),
     ];
     leaf.prop_recursive(4, 64, 8, |inner| {
@@ -151,7 +158,13 @@ fn nested_arrays(depth: usize) -> Vec<u8> {
     let mut v = vec![0x00];
     for _ in 0..depth {
         let n = v.len();
-        let (size, code) = if n <= 0xFF { (1, 0) } else if n <= 0xFFFF { (2, 1) } else { (4, 3) };
+        let (size, code) = if n <= 0xFF {
+            (1, 0)
+        } else if n <= 0xFFFF {
+            (2, 1)
+        } else {
+            (4, 3)
+        };
         let mut w = vec![(code << 2 | 0x03) as u8, 1];
         w.extend_from_slice(&0u32.to_le_bytes()[..size]);
         w.extend_from_slice(&(n as u32).to_le_bytes()[..size]);

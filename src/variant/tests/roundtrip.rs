@@ -11,7 +11,9 @@ pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
         (Value::Number(x), Value::Number(y)) => {
             // serde_json's float parsing may be off by an ulp; allow that.
             x.to_string() == y.to_string()
-                || x.as_f64().zip(y.as_f64()).is_some_and(|(p, q)| p == q || (p - q).abs() <= 1e-15 * p.abs().max(q.abs()))
+                || x.as_f64()
+                    .zip(y.as_f64())
+                    .is_some_and(|(p, q)| p == q || (p - q).abs() <= 1e-15 * p.abs().max(q.abs()))
         }
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q)),
         (Value::Object(x), Value::Object(y)) => {
@@ -36,9 +38,20 @@ fn assert_round(json: &str) {
 #[test]
 fn corpus_round_trips() {
     let big_array = format!("[{}]", (0..300).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
-    let big_object =
-        format!("{{{}}}", (0..300).map(|i| format!("\"k{i:03}\":{{\"n\":{i}}}")).collect::<Vec<_>>().join(","));
-    let huge_object = format!("{{{}}}", (0..70_000).map(|i| format!("\"{i}\":{i}")).collect::<Vec<_>>().join(","));
+    let big_object = format!(
+        "{{{}}}",
+        (0..300)
+            .map(|i| format!("\"k{i:03}\":{{\"n\":{i}}}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let huge_object = format!(
+        "{{{}}}",
+        (0..70_000)
+            .map(|i| format!("\"{i}\":{i}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
     let long_string = format!("\"{}\"", "x".repeat(70_000));
     let corpus = [
         r#"{"a":{"b":{"c":[1,{"d":null}]}}}"#.to_string(),
@@ -64,8 +77,14 @@ fn corpus_round_trips() {
 
 #[test]
 fn compact_sorted_output_like_spark() {
-    assert_eq!(round(r#"{ "b" : [ true , null ], "a" : 1 }"#), r#"{"a":1,"b":[true,null]}"#);
-    assert_eq!(round("[1.0, 1.50, -1e308, 1E2, 0.5e-5]"), "[1,1.5,-1.0E308,100.0,5.0E-6]");
+    assert_eq!(
+        round(r#"{ "b" : [ true , null ], "a" : 1 }"#),
+        r#"{"a":1,"b":[true,null]}"#
+    );
+    assert_eq!(
+        round("[1.0, 1.50, -1e308, 1E2, 0.5e-5]"),
+        "[1,1.5,-1.0E308,100.0,5.0E-6]"
+    );
     assert_eq!(round(r#"{"z":{"y":1,"x":2},"a":[]}"#), r#"{"a":[],"z":{"x":2,"y":1}}"#);
 }
 
@@ -73,10 +92,15 @@ fn compact_sorted_output_like_spark() {
 fn large_containers_use_wide_headers() {
     let (_, v) = parse_json_to_vecs(&format!("[{}]", vec!["1"; 300].join(","))).unwrap();
     assert_eq!(v[0], 0x03 | (0x04 << 2) | (1 << 2), "large flag + 2-byte offsets");
-    let keys = format!("{{{}}}", (0..300).map(|i| format!("\"{i}\":1")).collect::<Vec<_>>().join(","));
+    let keys = format!(
+        "{{{}}}",
+        (0..300).map(|i| format!("\"{i}\":1")).collect::<Vec<_>>().join(",")
+    );
     let (m, v) = parse_json_to_vecs(&keys).unwrap();
     let var = Variant::try_new(&m, &v).unwrap();
-    let VariantValue::Object(o) = var.decode().unwrap() else { panic!("not an object") };
+    let VariantValue::Object(o) = var.decode().unwrap() else {
+        panic!("not an object")
+    };
     assert_eq!(o.len(), 300);
     assert_eq!((v[0] >> 2) & 0x10, 0x10, "large object");
     assert_eq!(((v[0] >> 4) & 0x03) + 1, 2, "2-byte field ids");

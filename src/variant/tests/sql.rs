@@ -31,7 +31,11 @@ async fn rows(ctx: &SessionContext, sql: &str) -> Vec<Vec<String>> {
     let opts = FormatOptions::default().with_null("NULL");
     let mut out = vec![];
     for b in &bs {
-        let fmts: Vec<_> = b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap()).collect();
+        let fmts: Vec<_> = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap())
+            .collect();
         for r in 0..b.num_rows() {
             out.push(fmts.iter().map(|f| f.value(r).to_string()).collect());
         }
@@ -63,14 +67,20 @@ async fn parse_json_and_to_json() {
     let flat: Vec<_> = r.into_iter().map(|mut c| c.remove(0)).collect();
     assert_eq!(flat, [r#"{"a":1,"b":[true,null]}"#, "1.5", "NULL", "null", "-1.0E308"]);
     // constant-folded at planning time
-    assert_eq!(one(&ctx, r#"SELECT to_json(parse_json('{"x": [1, 2.5, "s"]}'))"#).await, r#"{"x":[1,2.5,"s"]}"#);
+    assert_eq!(
+        one(&ctx, r#"SELECT to_json(parse_json('{"x": [1, 2.5, "s"]}'))"#).await,
+        r#"{"x":[1,2.5,"s"]}"#
+    );
     assert_eq!(one(&ctx, "SELECT to_json(parse_json(NULL))").await, "NULL");
     assert_eq!(one(&ctx, "SELECT to_json(NULL)").await, "NULL");
     let e = err(&ctx, r#"SELECT parse_json('{"a":1,"a":2}')"#).await;
     assert!(e.contains("duplicate key \"a\""), "{e}");
     let e = err(&ctx, "SELECT parse_json(j) FROM (VALUES ('{')) t(j)").await;
     assert!(e.contains("invalid JSON"), "{e}");
-    assert_eq!(one(&ctx, "SELECT to_json(try_parse_json(j)) FROM (VALUES ('{')) t(j)").await, "NULL");
+    assert_eq!(
+        one(&ctx, "SELECT to_json(try_parse_json(j)) FROM (VALUES ('{')) t(j)").await,
+        "NULL"
+    );
     assert_eq!(one(&ctx, r#"SELECT to_json(try_parse_json('[1]'))"#).await, "[1]");
     let e = err(&ctx, "SELECT to_json(1)").await;
     assert!(e.contains("expects a VARIANT"), "{e}");
@@ -89,7 +99,11 @@ async fn variant_output_type_is_exact() {
         let df = ctx.sql(sql).await.unwrap();
         let field = df.schema().field(0).clone();
         assert_eq!(field.data_type(), &variant_data_type(), "{sql}");
-        assert_eq!(field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str), Some(VARIANT_EXTENSION), "{sql}");
+        assert_eq!(
+            field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str),
+            Some(VARIANT_EXTENSION),
+            "{sql}"
+        );
         for b in df.collect().await.unwrap() {
             assert_eq!(b.column(0).data_type(), &variant_data_type(), "{sql}");
         }
@@ -139,16 +153,37 @@ async fn variant_get_types_and_paths() {
         assert_eq!(one(&ctx, &sql).await, expected, "{sql}");
     }
     // failed casts: error vs NULL
-    for (path, ty) in [("$.s", "int"), ("$.n", "int"), ("$.a", "int"), ("$.dec", "decimal(2,1)"), ("$.s", "date")] {
+    for (path, ty) in [
+        ("$.s", "int"),
+        ("$.n", "int"),
+        ("$.a", "int"),
+        ("$.dec", "decimal(2,1)"),
+        ("$.s", "date"),
+    ] {
         let sql = format!("SELECT variant_get(parse_json(j), '{path}', '{ty}') FROM (VALUES ('{doc}')) t(j)");
         let e = err(&ctx, &sql).await;
         assert!(e.contains("cannot be cast into"), "{sql}: {e}");
         let sql = format!("SELECT try_variant_get(parse_json(j), '{path}', '{ty}') FROM (VALUES ('{doc}')) t(j)");
         assert_eq!(one(&ctx, &sql).await, "NULL", "{sql}");
     }
-    assert!(err(&ctx, "SELECT variant_get(parse_json('1'), 'a', 'int')").await.contains("must start with '$'"));
-    assert!(err(&ctx, "SELECT variant_get(parse_json('1'), '$', 'struct<a int>')").await.contains("unsupported target type"));
-    assert!(err(&ctx, "SELECT variant_get(parse_json('1'), '$', x) FROM (VALUES ('int')) t(x)").await.contains("literal"));
+    assert!(
+        err(&ctx, "SELECT variant_get(parse_json('1'), 'a', 'int')")
+            .await
+            .contains("must start with '$'")
+    );
+    assert!(
+        err(&ctx, "SELECT variant_get(parse_json('1'), '$', 'struct<a int>')")
+            .await
+            .contains("unsupported target type")
+    );
+    assert!(
+        err(
+            &ctx,
+            "SELECT variant_get(parse_json('1'), '$', x) FROM (VALUES ('int')) t(x)"
+        )
+        .await
+        .contains("literal")
+    );
     // path from a column: parsed per row
     let r = rows(
         &ctx,
@@ -157,7 +192,14 @@ async fn variant_get_types_and_paths() {
     .await;
     assert_eq!(r, vec![vec!["1"], vec!["6"], vec!["NULL"], vec!["6"]]);
     assert_eq!(one(&ctx, "SELECT variant_get(NULL, '$.a', 'int')").await, "NULL");
-    assert_eq!(one(&ctx, "SELECT to_json(variant_get(parse_json('{\"a\":[1,{\"b\":2}]}'), '$.a[1]'))").await, r#"{"b":2}"#);
+    assert_eq!(
+        one(
+            &ctx,
+            "SELECT to_json(variant_get(parse_json('{\"a\":[1,{\"b\":2}]}'), '$.a[1]'))"
+        )
+        .await,
+        r#"{"b":2}"#
+    );
 }
 
 #[tokio::test]
@@ -177,16 +219,29 @@ async fn is_variant_null_and_schemas() {
             vec!["false", "OBJECT<a: BIGINT, b: ARRAY<STRING>>"],
         ]
     );
-    assert_eq!(one(&ctx, "SELECT is_variant_null(variant_get(parse_json('{\"a\":null}'), '$.a'))").await, "true");
+    assert_eq!(
+        one(
+            &ctx,
+            "SELECT is_variant_null(variant_get(parse_json('{\"a\":null}'), '$.a'))"
+        )
+        .await,
+        "true"
+    );
 }
 
 #[tokio::test]
 async fn schema_of_variant_agg_merges_across_partitions() {
     let ctx = ctx();
-    let schema = Arc::new(Schema::new(vec![Field::new("g", DataType::Utf8, false), Field::new("j", DataType::Utf8, true)]));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("g", DataType::Utf8, false),
+        Field::new("j", DataType::Utf8, true),
+    ]));
     let part = |g: Vec<&str>, j: Vec<Option<&str>>| {
-        RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(g)), Arc::new(StringArray::from(j))])
-            .unwrap()
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(StringArray::from(g)), Arc::new(StringArray::from(j))],
+        )
+        .unwrap()
     };
     let table = MemTable::try_new(
         schema.clone(),
@@ -198,12 +253,26 @@ async fn schema_of_variant_agg_merges_across_partitions() {
     )
     .unwrap();
     ctx.register_table("t", Arc::new(table)).unwrap();
-    let r = rows(&ctx, "SELECT g, schema_of_variant_agg(parse_json(j)) FROM t GROUP BY g ORDER BY g").await;
+    let r = rows(
+        &ctx,
+        "SELECT g, schema_of_variant_agg(parse_json(j)) FROM t GROUP BY g ORDER BY g",
+    )
+    .await;
     assert_eq!(
         r,
-        vec![vec!["x", "OBJECT<a: DECIMAL(21,1), b: STRING, c: ARRAY<BIGINT>>"], vec!["y", "VARIANT"]]
+        vec![
+            vec!["x", "OBJECT<a: DECIMAL(21,1), b: STRING, c: ARRAY<BIGINT>>"],
+            vec!["y", "VARIANT"]
+        ]
     );
-    assert_eq!(one(&ctx, "SELECT schema_of_variant_agg(parse_json(j)) FROM t WHERE j IS NULL").await, "VOID");
+    assert_eq!(
+        one(
+            &ctx,
+            "SELECT schema_of_variant_agg(parse_json(j)) FROM t WHERE j IS NULL"
+        )
+        .await,
+        "VOID"
+    );
 }
 
 #[tokio::test]
@@ -219,13 +288,25 @@ async fn to_variant_from_scalars() {
     .await;
     assert_eq!(
         r,
-        vec![vec!["42", "\"hi\"", "\"2024-01-01\"", r#"{"a":[true,false],"b":1}"#, "2.5", "1.5", "NULL", "[1]"]]
+        vec![vec![
+            "42",
+            "\"hi\"",
+            "\"2024-01-01\"",
+            r#"{"a":[true,false],"b":1}"#,
+            "2.5",
+            "1.5",
+            "NULL",
+            "[1]"
+        ]]
     );
 }
 
 /// A batch with one variant column `v` of the given child layout.
 fn variant_batch(children: Vec<(&str, ArrayRef)>, nulls: Option<Vec<bool>>) -> RecordBatch {
-    let fields: Fields = children.iter().map(|(n, a)| Field::new(*n, a.data_type().clone(), true)).collect();
+    let fields: Fields = children
+        .iter()
+        .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+        .collect();
     let s = StructArray::try_new(
         fields.clone(),
         children.into_iter().map(|(_, a)| a).collect(),
@@ -248,22 +329,45 @@ fn encoded(jsons: &[&str]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
 async fn any_binary_layout_and_malformed_rows() {
     let (m, v) = encoded(&[r#"{"a":1}"#, "[true]"]);
     let layouts: Vec<(ArrayRef, ArrayRef)> = vec![
-        (Arc::new(BinaryArray::from(refs(&m))), Arc::new(BinaryArray::from(refs(&v)))),
-        (Arc::new(LargeBinaryArray::from(refs(&m))), Arc::new(LargeBinaryArray::from(refs(&v)))),
-        (Arc::new(BinaryViewArray::from(refs(&m))), Arc::new(BinaryViewArray::from(refs(&v)))),
+        (
+            Arc::new(BinaryArray::from(refs(&m))),
+            Arc::new(BinaryArray::from(refs(&v))),
+        ),
+        (
+            Arc::new(LargeBinaryArray::from(refs(&m))),
+            Arc::new(LargeBinaryArray::from(refs(&v))),
+        ),
+        (
+            Arc::new(BinaryViewArray::from(refs(&m))),
+            Arc::new(BinaryViewArray::from(refs(&v))),
+        ),
     ];
     for (ma, va) in layouts {
         let ctx = ctx();
         let batch = variant_batch(vec![("value", va), ("metadata", ma)], None);
         ctx.register_batch("t", batch).unwrap();
-        assert_eq!(rows(&ctx, "SELECT to_json(v) FROM t").await, vec![vec![r#"{"a":1}"#], vec!["[true]"]]);
-        assert_eq!(rows(&ctx, "SELECT variant_get(v, '$[0]', 'string') FROM t").await, vec![vec!["NULL"], vec!["true"]]);
+        assert_eq!(
+            rows(&ctx, "SELECT to_json(v) FROM t").await,
+            vec![vec![r#"{"a":1}"#], vec!["[true]"]]
+        );
+        assert_eq!(
+            rows(&ctx, "SELECT variant_get(v, '$[0]', 'string') FROM t").await,
+            vec![vec!["NULL"], vec!["true"]]
+        );
     }
     // malformed bytes: errors from the strict forms, NULL from the try forms
     let ctx = ctx();
-    let bad_meta: ArrayRef = Arc::new(BinaryArray::from(vec![&[0x01u8, 0, 0][..], &[0x01, 0, 0], &[0x07, 0, 0]]));
+    let bad_meta: ArrayRef = Arc::new(BinaryArray::from(vec![
+        &[0x01u8, 0, 0][..],
+        &[0x01, 0, 0],
+        &[0x07, 0, 0],
+    ]));
     let bad_val: ArrayRef = Arc::new(BinaryArray::from(vec![&[0x0cu8, 1][..], &[0x18, 1, 2], &[0x00]]));
-    ctx.register_batch("bad", variant_batch(vec![("metadata", bad_meta), ("value", bad_val)], None)).unwrap();
+    ctx.register_batch(
+        "bad",
+        variant_batch(vec![("metadata", bad_meta), ("value", bad_val)], None),
+    )
+    .unwrap();
     let e = err(&ctx, "SELECT to_json(v) FROM bad").await;
     assert!(e.contains("malformed variant: truncated"), "{e}");
     let e = err(&ctx, "SELECT variant_get(v, '$', 'int') FROM bad").await;
@@ -296,22 +400,35 @@ async fn reads_parquet_written_like_spark() {
     let path = dir.path().join("plain.parquet");
     write_parquet(&path, &batch);
     let ctx = ctx();
-    ctx.sql(&format!("CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'", path.display()))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'",
+        path.display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
     assert_eq!(
-        rows(&ctx, "SELECT to_json(v), variant_get(v, '$.a.b', 'bigint'), is_variant_null(v) FROM t").await,
+        rows(
+            &ctx,
+            "SELECT to_json(v), variant_get(v, '$.a.b', 'bigint'), is_variant_null(v) FROM t"
+        )
+        .await,
         vec![
             vec![r#"{"a":{"b":5},"tags":["x","y"]}"#, "5", "false"],
             vec!["null", "NULL", "true"],
             vec!["NULL", "NULL", "false"],
         ]
     );
-    assert_eq!(one(&ctx, "SELECT schema_of_variant_agg(v) FROM t").await, "OBJECT<a: OBJECT<b: BIGINT>, tags: ARRAY<STRING>>");
-    let df = ctx.read_parquet(path.to_str().unwrap(), Default::default()).await.unwrap();
+    assert_eq!(
+        one(&ctx, "SELECT schema_of_variant_agg(v) FROM t").await,
+        "OBJECT<a: OBJECT<b: BIGINT>, tags: ARRAY<STRING>>"
+    );
+    let df = ctx
+        .read_parquet(path.to_str().unwrap(), Default::default())
+        .await
+        .unwrap();
     assert_eq!(df.count().await.unwrap(), 3);
 }
 
@@ -342,14 +459,31 @@ async fn reads_shredded_parquet() {
     .unwrap();
     let value: ArrayRef = Arc::new(BinaryArray::from(vec![Some(&c_obj[..]), Some(&[0x0cu8, 5][..]), None]));
     let metadata: ArrayRef = Arc::new(BinaryArray::from(vec![&meta[..], &meta[..], &meta[..]]));
-    let batch = variant_batch(vec![("metadata", metadata), ("value", value), ("typed_value", Arc::new(typed))], None);
+    let batch = variant_batch(
+        vec![
+            ("metadata", metadata),
+            ("value", value),
+            ("typed_value", Arc::new(typed)),
+        ],
+        None,
+    );
     let path = dir.path().join("shredded.parquet");
     write_parquet(&path, &batch);
     let ctx = ctx();
-    ctx.register_parquet("s", path.to_str().unwrap(), Default::default()).await.unwrap();
+    ctx.register_parquet("s", path.to_str().unwrap(), Default::default())
+        .await
+        .unwrap();
     assert_eq!(
-        rows(&ctx, "SELECT to_json(v), try_variant_get(v, '$.a', 'int'), variant_get(v, '$.c', 'string') FROM s").await,
-        vec![vec![r#"{"a":1,"c":true}"#, "1", "true"], vec!["5", "NULL", "NULL"], vec![r#"{"a":"x"}"#, "NULL", "NULL"]]
+        rows(
+            &ctx,
+            "SELECT to_json(v), try_variant_get(v, '$.a', 'int'), variant_get(v, '$.c', 'string') FROM s"
+        )
+        .await,
+        vec![
+            vec![r#"{"a":1,"c":true}"#, "1", "true"],
+            vec!["5", "NULL", "NULL"],
+            vec![r#"{"a":"x"}"#, "NULL", "NULL"]
+        ]
     );
     let e = err(&ctx, "SELECT variant_get(v, '$.a', 'int') FROM s").await;
     assert!(e.contains("the variant value `\"x\"` cannot be cast into `INT`"), "{e}");
@@ -365,7 +499,20 @@ async fn variant_sql_type_via_type_planner() {
     register_functions(&ctx);
     let df = ctx.sql("SELECT CAST(NULL AS VARIANT) AS v").await.unwrap();
     assert_eq!(df.schema().field(0).data_type(), &variant_data_type());
-    ctx.sql("CREATE TABLE t (id INT, v VARIANT)").await.unwrap().collect().await.unwrap();
-    ctx.sql(r#"INSERT INTO t VALUES (1, parse_json('{"a":1}'))"#).await.unwrap().collect().await.unwrap();
-    assert_eq!(rows(&ctx, "SELECT id, to_json(v) FROM t").await, vec![vec!["1", r#"{"a":1}"#]]);
+    ctx.sql("CREATE TABLE t (id INT, v VARIANT)")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    ctx.sql(r#"INSERT INTO t VALUES (1, parse_json('{"a":1}'))"#)
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        rows(&ctx, "SELECT id, to_json(v) FROM t").await,
+        vec![vec!["1", r#"{"a":1}"#]]
+    );
 }

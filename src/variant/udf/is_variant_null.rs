@@ -25,7 +25,9 @@ pub struct IsVariantNull {
 
 impl IsVariantNull {
     pub fn new() -> Self {
-        Self { signature: Signature::any(1, Volatility::Immutable) }
+        Self {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
     }
 }
 

@@ -144,4 +144,3 @@ impl<'a> Strings<'a> {
         }
     }
 }
-

@@ -29,7 +29,10 @@ pub struct ParseJson {
 impl ParseJson {
     /// `try_mode` selects `try_parse_json`.
     pub fn new(try_mode: bool) -> Self {
-        Self { signature: Signature::string(1, Volatility::Immutable), try_mode }
+        Self {
+            signature: Signature::string(1, Volatility::Immutable),
+            try_mode,
+        }
     }
 }
 

@@ -28,7 +28,9 @@ pub struct SchemaOfVariant {
 
 impl SchemaOfVariant {
     pub fn new() -> Self {
-        Self { signature: Signature::any(1, Volatility::Immutable) }
+        Self {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
     }
 }
 

@@ -30,7 +30,9 @@ pub struct SchemaOfVariantAgg {
 
 impl SchemaOfVariantAgg {
     pub fn new() -> Self {
-        Self { signature: Signature::any(1, Volatility::Immutable) }
+        Self {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
     }
 }
 
@@ -58,11 +60,17 @@ impl AggregateUDFImpl for SchemaOfVariantAgg {
     }
 
     fn accumulator(&self, _acc_args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        Ok(Box::new(SchemaAccumulator { schema: VariantSchema::Void }))
+        Ok(Box::new(SchemaAccumulator {
+            schema: VariantSchema::Void,
+        }))
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        Ok(vec![Arc::new(Field::new(format_state_name(args.name, "schema"), DataType::Utf8, true))])
+        Ok(vec![Arc::new(Field::new(
+            format_state_name(args.name, "schema"),
+            DataType::Utf8,
+            true,
+        ))])
     }
 }
 

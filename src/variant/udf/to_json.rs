@@ -29,7 +29,9 @@ pub struct ToJson {
 
 impl ToJson {
     pub fn new() -> Self {
-        Self { signature: Signature::any(1, Volatility::Immutable) }
+        Self {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
     }
 }
 

@@ -32,7 +32,9 @@ pub struct ToVariant {
 
 impl ToVariant {
     pub fn new() -> Self {
-        Self { signature: Signature::any(1, Volatility::Immutable) }
+        Self {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
     }
 }
 

@@ -42,7 +42,10 @@ impl VariantGet {
     /// `try_mode` selects `try_variant_get`.
     pub fn new(try_mode: bool) -> Self {
         Self {
-            signature: Signature::one_of(vec![TypeSignature::Any(2), TypeSignature::Any(3)], Volatility::Immutable),
+            signature: Signature::one_of(
+                vec![TypeSignature::Any(2), TypeSignature::Any(3)],
+                Volatility::Immutable,
+            ),
             try_mode,
         }
     }
@@ -53,7 +56,10 @@ impl VariantGet {
         }
         match literal_string(type_arg) {
             Some(Some(t)) => Ok(SparkType::parse(t)?),
-            _ => plan_err!("{}: the type argument must be a string literal such as 'int'", self.name()),
+            _ => plan_err!(
+                "{}: the type argument must be a string literal such as 'int'",
+                self.name()
+            ),
         }
     }
 }
@@ -108,7 +114,11 @@ fn get_rows<'p>(
 
 impl ScalarUDFImpl for VariantGet {
     fn name(&self) -> &str {
-        if self.try_mode { "try_variant_get" } else { "variant_get" }
+        if self.try_mode {
+            "try_variant_get"
+        } else {
+            "variant_get"
+        }
     }
 
     fn signature(&self) -> &Signature {
@@ -122,7 +132,10 @@ impl ScalarUDFImpl for VariantGet {
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
         check_variant_arg(self.name(), &args.arg_fields[0])?;
         let path_type = args.arg_fields[1].data_type();
-        if !matches!(path_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null) {
+        if !matches!(
+            path_type,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+        ) {
             return plan_err!("{}: the path must be a string, got {path_type}", self.name());
         }
         if let Some(Some(p)) = literal_string(args.scalar_arguments[1]) {
