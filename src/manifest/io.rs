@@ -5,6 +5,7 @@ use datafusion::arrow::compute::concat_batches;
 use datafusion::common::ScalarValue;
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use parquet::arrow::ArrowWriter;
+use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -105,15 +106,32 @@ fn is_nan(v: &ScalarValue) -> bool {
     }
 }
 
-/// Read a whole manifest into one batch with the manifest schema of `spec`.
-pub async fn read_manifest(location: &TableLocation, manifest: &ManifestFile, spec: &TableSpec) -> Result<RecordBatch> {
+/// Read a manifest into one batch. With `columns`, only those (dotted paths
+/// such as `partition` or `stats.3`) are decoded; the batch then has just
+/// those columns.
+pub async fn read_manifest(
+    location: &TableLocation,
+    manifest: &ManifestFile,
+    spec: &TableSpec,
+    columns: Option<&[String]>,
+) -> Result<RecordBatch> {
     let path = location.resolve(&manifest.path)?;
     let bytes = location.store.get(&path).await?.bytes().await?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)?
-        .with_batch_size(64 * 1024)
-        .build()?;
+    let mut builder = ParquetRecordBatchReaderBuilder::try_new(bytes)?.with_batch_size(64 * 1024);
+    if let Some(columns) = columns {
+        let mask = ProjectionMask::columns(builder.parquet_schema(), columns.iter().map(String::as_str));
+        builder = builder.with_projection(mask);
+    }
+    let reader = builder.build()?;
+    let schema = datafusion::arrow::record_batch::RecordBatchReader::schema(&reader);
     let batches = reader.collect::<Result<Vec<RecordBatch>, _>>()?;
-    let schema = manifest_schema(spec)?;
     let batch = concat_batches(&schema, batches.iter())?;
+    if columns.is_none() && batch.schema().fields() != manifest_schema(spec)?.fields() {
+        return crate::format_err!(
+            "manifest {} does not have the columns of table spec {}",
+            manifest.path,
+            spec.spec_id
+        );
+    }
     Ok(batch)
 }

@@ -94,11 +94,18 @@ pub async fn plan_files(
     }
     let Some(snapshot) = snapshot else { return Ok(plan) };
     let predicate = source_predicate(filters, &current.schema);
+    // Field ids whose statistics the filters can use.
+    let stats_ids: Vec<i32> = filters
+        .iter()
+        .flat_map(|f| f.column_refs())
+        .filter_map(|c| current.schema.field_by_name(&c.name).map(|f| f.id))
+        .collect();
     for manifest in &snapshot.manifests {
         let spec = metadata.spec(manifest.spec_id)?;
         let bound = spec.partition_spec.bind(&spec.schema)?;
         let projected = project_inclusive(&predicate, &bound);
-        let batch = read_manifest(location, manifest, spec).await?;
+        let columns = needed_columns(&projected, stats_pruning.is_some().then_some(&stats_ids), spec);
+        let batch = read_manifest(location, manifest, spec, Some(&columns)).await?;
         let total = batch.num_rows();
         let mut keep = partition_mask(&batch, &projected, spec)?;
         if let Some(pruning) = stats_pruning {
@@ -134,6 +141,23 @@ pub async fn plan_files(
     Ok(plan)
 }
 
+/// The manifest columns a scan needs: file identity, partition values when
+/// the projected predicate uses them, statistics of filtered columns.
+fn needed_columns(projected: &Predicate, stats_ids: Option<&Vec<i32>>, spec: &TableSpec) -> Vec<String> {
+    let mut columns = vec![PATH.to_string(), FILE_SIZE.to_string(), RECORD_COUNT.to_string()];
+    if !matches!(projected, Predicate::True) && !spec.partition_spec.fields.is_empty() {
+        columns.push(PARTITION.to_string());
+    }
+    for id in stats_ids.into_iter().flatten() {
+        if spec.schema.field_by_id(*id).is_some() {
+            columns.push(format!("{STATS}.{id}"));
+        }
+    }
+    columns.sort();
+    columns.dedup();
+    columns
+}
+
 fn partition_mask(batch: &RecordBatch, projected: &Predicate, spec: &TableSpec) -> Result<BooleanArray> {
     let rows = batch.num_rows();
     if matches!(projected, Predicate::True) {
@@ -157,13 +181,18 @@ fn partition_mask(batch: &RecordBatch, projected: &Predicate, spec: &TableSpec) 
 }
 
 /// Column statistics of a manifest's files, addressed by current column names.
-struct ManifestStatistics<'a> {
+pub struct ManifestStatistics<'a> {
     batch: &'a RecordBatch,
     spec: &'a TableSpec,
     current: &'a Schema,
 }
 
-impl ManifestStatistics<'_> {
+impl<'a> ManifestStatistics<'a> {
+    /// Statistics of `batch` (a manifest of `spec`), for filters on the `current` schema.
+    pub fn new(batch: &'a RecordBatch, spec: &'a TableSpec, current: &'a Schema) -> Self {
+        Self { batch, spec, current }
+    }
+
     fn stat(&self, column: &Column, child: &str) -> Option<ArrayRef> {
         let field = self.current.field_by_name(&column.name)?;
         // Only when the file's spec knows this column (by id).
