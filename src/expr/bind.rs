@@ -244,7 +244,7 @@ fn binary_op(op: Operator) -> Option<BinaryOp> {
 }
 
 /// Casts that keep order and equality of every value exactly.
-fn is_widening(from: &DataType, to: &DataType) -> bool {
+pub(crate) fn is_widening(from: &DataType, to: &DataType) -> bool {
     use DataType::*;
     if from == to {
         return true;

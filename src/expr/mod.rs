@@ -5,6 +5,7 @@
 //! (vectorized over a manifest's partition columns).
 
 pub mod bind;
+pub mod bind_physical;
 pub mod evaluate;
 pub mod exact;
 pub mod normalize;
@@ -13,6 +14,7 @@ pub mod project;
 pub mod rewrite_not;
 
 pub use bind::bind;
+pub use bind_physical::bind_physical;
 pub use evaluate::evaluate;
 pub use exact::is_exact;
 pub use predicate::Predicate;

@@ -32,6 +32,8 @@ pub struct PlannedFile {
     pub size: u64,
     pub record_count: u64,
     pub spec_id: i32,
+    /// Partition values in the spec's field order (for run-time pruning).
+    pub partition: Vec<ScalarValue>,
 }
 
 /// Selected and total files of one table spec.
@@ -104,7 +106,7 @@ pub async fn plan_files(
         let spec = metadata.spec(manifest.spec_id)?;
         let bound = spec.partition_spec.bind(&spec.schema)?;
         let projected = project_inclusive(&predicate, &bound);
-        let columns = needed_columns(&projected, stats_pruning.is_some().then_some(&stats_ids), spec);
+        let columns = needed_columns(stats_pruning.is_some().then_some(&stats_ids), spec);
         let batch = read_manifest(location, manifest, spec, Some(&columns)).await?;
         let total = batch.num_rows();
         let mut keep = partition_mask(&batch, &projected, spec)?;
@@ -129,23 +131,34 @@ pub async fn plan_files(
         let (Some(paths), Some(sizes), Some(rows)) = (paths, sizes, rows) else {
             return crate::format_err!("manifest {} lacks path/size/record count columns", manifest.path);
         };
+        let partition = survivors.column_by_name(PARTITION).map(|c| c.as_struct().clone());
         for i in 0..survivors.num_rows() {
+            let values = match &partition {
+                Some(p) => p
+                    .columns()
+                    .iter()
+                    .map(|c| ScalarValue::try_from_array(c, i))
+                    .collect::<Result<_, _>>()?,
+                None => Vec::new(),
+            };
             plan.files.push(PlannedFile {
                 path: location.resolve(paths.value(i))?,
                 size: sizes.value(i) as u64,
                 record_count: rows.value(i) as u64,
                 spec_id: spec.spec_id,
+                partition: values,
             });
         }
     }
     Ok(plan)
 }
 
-/// The manifest columns a scan needs: file identity, partition values when
-/// the projected predicate uses them, statistics of filtered columns.
-fn needed_columns(projected: &Predicate, stats_ids: Option<&Vec<i32>>, spec: &TableSpec) -> Vec<String> {
+/// The manifest columns a scan needs: file identity, partition values (for
+/// the projected predicate and for run-time filters), statistics of filtered
+/// columns. Nothing else is decoded.
+fn needed_columns(stats_ids: Option<&Vec<i32>>, spec: &TableSpec) -> Vec<String> {
     let mut columns = vec![PATH.to_string(), FILE_SIZE.to_string(), RECORD_COUNT.to_string()];
-    if !matches!(projected, Predicate::True) && !spec.partition_spec.fields.is_empty() {
+    if !spec.partition_spec.fields.is_empty() {
         columns.push(PARTITION.to_string());
     }
     for id in stats_ids.into_iter().flatten() {

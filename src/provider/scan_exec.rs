@@ -1,45 +1,95 @@
-//! The scan node: a thin parent over DataFusion's Parquet `DataSourceExec`
-//! that names the table and reports how many data files pruning kept.
+//! The scan node: reads the files planning selected, and prunes more of them
+//! at run time.
 //!
 //! ```text
-//! HiddenPartitionsScan: table=events, files=3/40
-//!   DataSourceExec: file_groups={…}, file_type=parquet
+//! HiddenPartitionsScan: table=events, files=3/40, parquet: file_groups={…}, predicate=…
 //! ```
 //!
-//! With several table specs the count is also given per spec:
-//! `files=5/40 (spec 0: 2/30, spec 1: 3/10)`. Filters pushed down from above
-//! pass through to the Parquet source (row-group and page pruning).
+//! It is a leaf that owns DataFusion's Parquet `DataSourceExec`. Filters that
+//! reach the scan during physical optimization — a `FilterExec` above it, and
+//! dynamic filters from hash joins and TopK (`FilterPushdownPhase::Post`) —
+//! are handed to the Parquet source (row groups, pages, file statistics) *and*
+//! kept here: before each file is opened their current state is projected
+//! through the file's table spec onto its partition values, and a file whose
+//! partition cannot match is skipped. So a fact table joined to a filtered
+//! dimension reads only the partitions (also `bucket(N, key)` ones) the
+//! build-side keys map to, and a TopK stops opening files once its threshold
+//! excludes their partitions.
+//!
+//! With several table specs the count is given per spec:
+//! `files=5/40 (spec 0: 2/30, spec 1: 3/10)`. After execution (`EXPLAIN
+//! ANALYZE`) `files=` counts the files actually opened.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use datafusion::common::Statistics;
+use datafusion::arrow::array::{Array, ArrayRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{ScalarValue, Statistics};
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfig, FileScanConfigBuilder};
+use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::filter_pushdown::{FilterDescription, FilterPushdownPhase};
+use datafusion::physical_plan::filter_pushdown::{ChildPushdownResult, FilterPushdownPhase, FilterPushdownPropagation};
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, StatisticsArgs};
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
 
 use super::planning::SpecFileCount;
+use crate::expr::{Predicate, bind_physical, evaluate, project_inclusive, rewrite_not};
+use crate::spec::TableMetadata;
+
+/// What run-time pruning knows about each selected file.
+#[derive(Debug, Clone)]
+pub struct FileInfo {
+    pub spec_id: i32,
+    pub partition: Vec<ScalarValue>,
+}
+
+/// Per-table context for run-time pruning: the specs and each file's partition.
+#[derive(Debug)]
+pub struct RuntimeContext {
+    pub metadata: Arc<TableMetadata>,
+    pub files: HashMap<Path, FileInfo>,
+}
 
 #[derive(Debug)]
 pub struct HiddenPartitionsScanExec {
     table: String,
     counts: Vec<SpecFileCount>,
-    input: Arc<dyn ExecutionPlan>,
-    properties: Arc<PlanProperties>,
+    inner: Arc<dyn ExecutionPlan>,
+    runtime: Arc<RuntimeContext>,
+    /// Filters received through physical filter pushdown (static and dynamic).
+    filters: Vec<Arc<dyn PhysicalExpr>>,
+    metrics: ExecutionPlanMetricsSet,
+    opened: Count,
+    executed: Arc<AtomicBool>,
 }
 
 impl HiddenPartitionsScanExec {
-    pub fn new(table: String, counts: Vec<SpecFileCount>, input: Arc<dyn ExecutionPlan>) -> Self {
-        let properties = Arc::clone(input.properties());
+    pub fn new(
+        table: String,
+        counts: Vec<SpecFileCount>,
+        inner: Arc<dyn ExecutionPlan>,
+        runtime: Arc<RuntimeContext>,
+    ) -> Self {
+        let metrics = ExecutionPlanMetricsSet::new();
+        let opened = MetricBuilder::new(&metrics).global_counter("files_opened");
         Self {
             table,
             counts,
-            input,
-            properties,
+            inner,
+            runtime,
+            filters: Vec::new(),
+            metrics,
+            opened,
+            executed: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -47,17 +97,37 @@ impl HiddenPartitionsScanExec {
         &self.table
     }
 
-    /// Files selected / total, per table spec.
+    /// Files selected / total, per table spec, as planned.
     pub fn file_counts(&self) -> &[SpecFileCount] {
         &self.counts
     }
 
-    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
-        &self.input
+    /// The Parquet scan this node drives.
+    pub fn inner(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.inner
     }
 
-    fn with_input(&self, input: Arc<dyn ExecutionPlan>) -> Self {
-        Self::new(self.table.clone(), self.counts.clone(), input)
+    /// Filters pushed into the scan during physical optimization.
+    pub fn runtime_filters(&self) -> &[Arc<dyn PhysicalExpr>] {
+        &self.filters
+    }
+
+    fn with_inner(&self, inner: Arc<dyn ExecutionPlan>, filters: Vec<Arc<dyn PhysicalExpr>>) -> Self {
+        let mut node = Self::new(
+            self.table.clone(),
+            self.counts.clone(),
+            inner,
+            Arc::clone(&self.runtime),
+        );
+        node.filters = filters;
+        node
+    }
+
+    fn file_config(&self) -> Option<&FileScanConfig> {
+        self.inner
+            .downcast_ref::<DataSourceExec>()?
+            .data_source()
+            .downcast_ref::<FileScanConfig>()
     }
 }
 
@@ -78,13 +148,57 @@ pub fn format_counts(counts: &[SpecFileCount]) -> String {
 }
 
 impl DisplayAs for HiddenPartitionsScanExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(
-            f,
-            "HiddenPartitionsScan: table={}, files={}",
-            self.table,
-            format_counts(&self.counts)
-        )
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let total: usize = self.counts.iter().map(|c| c.total).sum();
+        if self.executed.load(Ordering::Relaxed) {
+            write!(
+                f,
+                "HiddenPartitionsScan: table={}, files={}/{total}",
+                self.table,
+                self.opened.value()
+            )?;
+        } else {
+            write!(
+                f,
+                "HiddenPartitionsScan: table={}, files={}",
+                self.table,
+                format_counts(&self.counts)
+            )?;
+        }
+        if !self.filters.is_empty() {
+            write!(f, ", runtime_filters={}", self.filters.len())?;
+        }
+        write!(f, ", parquet: ")?;
+        match self.inner.downcast_ref::<DataSourceExec>() {
+            Some(ds) => ds.fmt_as(t, f),
+            None => write!(f, "{}", self.inner.name()),
+        }
+    }
+}
+
+/// Whether a file may hold rows matching the current state of the run-time filters.
+fn may_match(runtime: &RuntimeContext, filters: &[Arc<dyn PhysicalExpr>], info: &FileInfo) -> bool {
+    let Ok(current) = runtime.metadata.current_spec() else {
+        return true;
+    };
+    let Ok(spec) = runtime.metadata.spec(info.spec_id) else {
+        return true;
+    };
+    let Ok(bound) = spec.partition_spec.bind(&spec.schema) else {
+        return true;
+    };
+    let predicate = Predicate::and_all(filters.iter().map(|f| rewrite_not(bind_physical(f, &current.schema))));
+    let projected = project_inclusive(&predicate, &bound);
+    if matches!(projected, Predicate::True) {
+        return true;
+    }
+    let column = |id: i32| -> Option<ArrayRef> {
+        let idx = spec.partition_spec.fields.iter().position(|f| f.field_id == id)?;
+        info.partition.get(idx)?.to_array().ok()
+    };
+    match evaluate(&projected, 1, &column) {
+        Ok(mask) => mask.is_valid(0) && mask.value(0),
+        Err(_) => true,
     }
 }
 
@@ -94,44 +208,82 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
     }
 
     fn properties(&self) -> &Arc<PlanProperties> {
-        &self.properties
+        self.inner.properties()
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
+        vec![]
     }
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        match children.as_slice() {
-            [child] => Ok(Arc::new(self.with_input(Arc::clone(child)))),
-            _ => datafusion::common::internal_err!("HiddenPartitionsScanExec takes exactly one child"),
+        if children.is_empty() {
+            Ok(self)
+        } else {
+            datafusion::common::internal_err!("HiddenPartitionsScanExec is a leaf")
         }
     }
 
     fn apply_expressions(
         &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
+        self.inner.apply_expressions(f)
     }
 
     fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
-        self.input.execute(partition, context)
+        self.executed.store(true, Ordering::Relaxed);
+        let (Some(config), false) = (self.file_config(), self.filters.is_empty()) else {
+            if let Some(config) = self.file_config() {
+                self.opened
+                    .add(config.file_groups.get(partition).map_or(0, |g| g.len()));
+            }
+            return self.inner.execute(partition, context);
+        };
+        let Some(group) = config.file_groups.get(partition) else {
+            return datafusion::common::internal_err!("no file group {partition}");
+        };
+        let files: Vec<_> = group.files().to_vec();
+        let pruned = MetricBuilder::new(&self.metrics).counter("files_pruned_at_runtime", partition);
+        let (runtime, filters, opened) = (Arc::clone(&self.runtime), self.filters.clone(), self.opened.clone());
+        let config = config.clone();
+        let schema = self.inner.schema();
+        // Decide file by file, just before opening it: dynamic filters tighten as the query runs.
+        let stream = futures::stream::iter(files)
+            .filter_map(move |file| {
+                let keep = match runtime.files.get(&file.object_meta.location) {
+                    Some(info) => may_match(&runtime, &filters, info),
+                    None => true,
+                };
+                if keep {
+                    opened.add(1);
+                } else {
+                    pruned.add(1);
+                }
+                let config = config.clone();
+                let context = Arc::clone(&context);
+                async move {
+                    keep.then(|| {
+                        let one = FileScanConfigBuilder::from(config)
+                            .with_file_groups(vec![FileGroup::new(vec![file])])
+                            .build();
+                        DataSourceExec::from_data_source(one).execute(0, context)
+                    })
+                }
+            })
+            .try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream.boxed())))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
     }
 
     fn statistics_from_inputs(
         &self,
-        input_stats: &[Arc<Statistics>],
-        _args: &StatisticsArgs,
+        _input_stats: &[Arc<Statistics>],
+        args: &StatisticsArgs,
     ) -> Result<Arc<Statistics>> {
-        match input_stats {
-            [child] => Ok(Arc::clone(child)),
-            _ => Ok(Arc::new(Statistics::new_unknown(&self.schema()))),
-        }
-    }
-
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
+        self.inner.statistics_from_inputs(&[], args)
     }
 
     fn supports_limit_pushdown(&self) -> bool {
@@ -139,20 +291,34 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
     }
 
     fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
-        let input = self.input.with_fetch(limit)?;
-        Some(Arc::new(self.with_input(input)))
+        let inner = self.inner.with_fetch(limit)?;
+        Some(Arc::new(self.with_inner(inner, self.filters.clone())))
     }
 
     fn fetch(&self) -> Option<usize> {
-        self.input.fetch()
+        self.inner.fetch()
     }
 
-    fn gather_filters_for_pushdown(
+    fn handle_child_pushdown_result(
         &self,
-        _phase: FilterPushdownPhase,
-        parent_filters: Vec<Arc<dyn PhysicalExpr>>,
-        _config: &ConfigOptions,
-    ) -> Result<FilterDescription> {
-        FilterDescription::from_children(parent_filters, &self.children())
+        phase: FilterPushdownPhase,
+        child_pushdown_result: ChildPushdownResult,
+        config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
+        let mut filters = self.filters.clone();
+        filters.extend(
+            child_pushdown_result
+                .parent_filters
+                .iter()
+                .map(|f| Arc::clone(&f.filter)),
+        );
+        let result = self
+            .inner
+            .handle_child_pushdown_result(phase, child_pushdown_result, config)?;
+        let inner = result.updated_node.unwrap_or_else(|| Arc::clone(&self.inner));
+        Ok(FilterPushdownPropagation {
+            filters: result.filters,
+            updated_node: Some(Arc::new(self.with_inner(inner, filters))),
+        })
     }
 }

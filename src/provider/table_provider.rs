@@ -25,7 +25,7 @@ use datafusion::physical_plan::empty::EmptyExec;
 use object_store::ObjectMeta;
 
 use super::planning::{FilePlan, PlannedFile, plan_files, source_predicate, stats_pruning_predicate};
-use super::scan_exec::HiddenPartitionsScanExec;
+use super::scan_exec::{FileInfo, HiddenPartitionsScanExec, RuntimeContext};
 use super::sink::HiddenPartitionsSink;
 use crate::expr::is_exact;
 use crate::spec::TableMetadata;
@@ -117,12 +117,30 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let plan = self.plan_files(state, filters).await?;
         let name = self.table.name.clone();
+        let runtime = Arc::new(RuntimeContext {
+            metadata: Arc::new(self.version.metadata.clone()),
+            files: plan
+                .files
+                .iter()
+                .map(|f| {
+                    (
+                        f.path.clone(),
+                        FileInfo {
+                            spec_id: f.spec_id,
+                            partition: f.partition.clone(),
+                        },
+                    )
+                })
+                .collect(),
+        });
         if plan.files.is_empty() {
             let schema = project_schema(&self.schema, projection)?;
+            let empty = Arc::new(EmptyExec::new(schema));
             return Ok(Arc::new(HiddenPartitionsScanExec::new(
                 name,
                 plan.counts,
-                Arc::new(EmptyExec::new(schema)),
+                empty,
+                runtime,
             )));
         }
         let rows: u64 = plan.files.iter().map(|f| f.record_count).sum();
@@ -140,7 +158,12 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
             .build();
         let format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
         let exec = format.create_physical_plan(state, config).await?;
-        Ok(Arc::new(HiddenPartitionsScanExec::new(name, plan.counts, exec)))
+        Ok(Arc::new(HiddenPartitionsScanExec::new(
+            name,
+            plan.counts,
+            exec,
+            runtime,
+        )))
     }
 
     /// `Exact` when every table spec that has files decides the filter from

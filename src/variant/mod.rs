@@ -14,10 +14,15 @@
 //! The module is independent of the table layers. Pieces, bottom up:
 //! [`metadata`] (key dictionary) → [`decode`] (bounds-checked reader, never
 //! panics) → [`encode`] (builder) → [`json`] (parse / print like Spark) →
-//! [`path`] (`$.a.b[0]`) → [`cast`] (variant → Spark types) → [`schema`]
-//! (`schema_of_variant`) → [`shredding`] (typed_value → plain variant) →
-//! [`arrow_type`] / [`array`] (Arrow representation) → [`udf`] (SQL functions)
-//! and [`type_planner`] (`VARIANT` in SQL).
+//! [`format`] (Spark's number/date text) → [`path`] (`$.a.b[0]`) → [`cast`]
+//! (variant → Spark types) → [`schema`] (`schema_of_variant`) →
+//! [`from_arrow`] (Arrow values → variant) → [`shredding`] (typed_value →
+//! plain variant) → [`arrow_type`] / [`array`] (Arrow representation) →
+//! [`udf`] (SQL functions) and [`type_planner`] (`VARIANT` in SQL).
+//!
+//! Why a decoder of our own: every read is bounds-checked so hostile bytes give
+//! [`VariantError::Malformed`] instead of a panic, and path extraction walks
+//! the bytes directly without materialising values.
 //!
 //! ```text
 //! SELECT variant_get(parse_json('{"a":{"b":[7]}}'), '$.a.b[0]', 'int');  -- 7
