@@ -15,6 +15,7 @@ pub mod error;
 pub mod expr;
 pub mod functions;
 pub mod manifest;
+pub mod optimizer;
 pub mod provider;
 pub mod session;
 pub mod slt;

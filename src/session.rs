@@ -33,6 +33,31 @@ pub async fn session(dir: impl AsRef<std::path::Path>) -> Result<SessionContext>
     Ok(ctx)
 }
 
+/// Append the partition pruning rule to `ctx`'s physical optimizer (once),
+/// keeping every other setting of the session.
+pub fn install_physical_rule(ctx: &SessionContext) {
+    let state = ctx.state_ref();
+    let mut guard = state.write();
+    if guard
+        .physical_optimizers()
+        .iter()
+        .any(|r| r.name() == crate::optimizer::RULE_NAME)
+    {
+        return;
+    }
+    let rebuilt = SessionStateBuilder::new_from_existing(guard.clone())
+        .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
+        .build();
+    *guard = rebuilt;
+}
+
+/// Add this crate's pieces that a `SessionStateBuilder` can carry (the
+/// physical optimizer rule); the warehouse and functions are registered on
+/// the built context with [`SessionContextExt::register_warehouse`].
+pub fn with_hidden_partitions(builder: SessionStateBuilder) -> SessionStateBuilder {
+    builder.with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
+}
+
 #[async_trait]
 pub trait SessionContextExt {
     /// Make `warehouse` the default schema of the default catalog.
@@ -81,6 +106,7 @@ impl SessionContextExt for SessionContext {
         }
         cat.register_schema(schema, Arc::clone(&ws) as _)?;
         crate::functions::register_functions(self);
+        install_physical_rule(self);
         Ok(ws)
     }
 

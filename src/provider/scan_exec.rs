@@ -34,6 +34,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr_opt;
 use datafusion::physical_plan::filter_pushdown::{ChildPushdownResult, FilterPushdownPhase, FilterPushdownPropagation};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
@@ -102,6 +103,11 @@ impl HiddenPartitionsScanExec {
         &self.counts
     }
 
+    /// Files opened so far, once the scan has run.
+    pub fn files_opened(&self) -> Option<usize> {
+        self.executed.load(Ordering::Relaxed).then(|| self.opened.value())
+    }
+
     /// The Parquet scan this node drives.
     pub fn inner(&self) -> &Arc<dyn ExecutionPlan> {
         &self.inner
@@ -121,6 +127,59 @@ impl HiddenPartitionsScanExec {
         );
         node.filters = filters;
         node
+    }
+
+    /// Drop the files that the static (non-dynamic) pushed-down filters rule
+    /// out; `None` when nothing changes. The number of file groups is kept.
+    pub fn prune_with_static_filters(&self) -> Result<Option<Self>> {
+        let statics: Vec<Arc<dyn PhysicalExpr>> = self
+            .filters
+            .iter()
+            .filter(|f| snapshot_physical_expr_opt(Arc::clone(f)).is_ok_and(|t| !t.transformed))
+            .cloned()
+            .collect();
+        let Some(config) = self.file_config() else {
+            return Ok(None);
+        };
+        if statics.is_empty() {
+            return Ok(None);
+        }
+        let mut counts = self.counts.clone();
+        let mut changed = false;
+        let groups: Vec<FileGroup> = config
+            .file_groups
+            .iter()
+            .map(|g| {
+                let kept: Vec<_> = g
+                    .files()
+                    .iter()
+                    .filter(|f| {
+                        let Some(info) = self.runtime.files.get(&f.object_meta.location) else {
+                            return true;
+                        };
+                        let keep = may_match(&self.runtime, &statics, info);
+                        if !keep {
+                            changed = true;
+                            if let Some(c) = counts.iter_mut().find(|c| c.spec_id == info.spec_id) {
+                                c.selected -= 1;
+                            }
+                        }
+                        keep
+                    })
+                    .cloned()
+                    .collect();
+                FileGroup::new(kept)
+            })
+            .collect();
+        if !changed {
+            return Ok(None);
+        }
+        let pruned = FileScanConfigBuilder::from(config.clone())
+            .with_file_groups(groups)
+            .build();
+        let mut node = self.with_inner(DataSourceExec::from_data_source(pruned), self.filters.clone());
+        node.counts = counts;
+        Ok(Some(node))
     }
 
     fn file_config(&self) -> Option<&FileScanConfig> {

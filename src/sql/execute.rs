@@ -55,7 +55,7 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
     match statement {
         Statement::Other(text) => run_datafusion(ctx, &text).await,
         Statement::CreateTable(create) => create_table(ctx, create).await,
-        Statement::ExplainFiles(query) => explain_files(ctx, &query).await,
+        Statement::ExplainFiles { query, analyze } => explain_files(ctx, &query, analyze).await,
     }
 }
 
@@ -67,23 +67,35 @@ async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<StatementResu
 }
 
 /// Plan `query` and report, per hidden-partitions scan and table spec, how
-/// many data files it reads out of how many.
-async fn explain_files(ctx: &SessionContext, query: &str) -> Result<StatementResult> {
+/// many data files it reads out of how many. With `analyze` the query runs
+/// first and the count is of the files actually opened (after run-time
+/// pruning), per scan.
+async fn explain_files(ctx: &SessionContext, query: &str, analyze: bool) -> Result<StatementResult> {
     let plan = ctx.sql(query).await?.create_physical_plan().await?;
+    if analyze {
+        datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx()).await?;
+    }
     let mut scans = Vec::new();
     collect_scans(&plan, &mut scans);
     let schema = Arc::new(ArrowSchema::new(vec![
         Field::new("table", DataType::Utf8, false),
-        Field::new("spec_id", DataType::Int32, false),
+        Field::new("spec_id", DataType::Int32, true),
         Field::new("files", DataType::Utf8, false),
     ]));
     let mut tables = Vec::new();
     let mut specs = Vec::new();
     let mut files = Vec::new();
-    for (table, counts) in scans {
+    for (table, counts, opened) in scans {
+        if let Some(opened) = opened {
+            let total: usize = counts.iter().map(|c| c.total).sum();
+            tables.push(table);
+            specs.push(None);
+            files.push(format!("{opened}/{total}"));
+            continue;
+        }
         for c in counts.iter().filter(|c| c.total > 0) {
             tables.push(table.clone());
-            specs.push(c.spec_id);
+            specs.push(Some(c.spec_id));
             files.push(format!("{}/{}", c.selected, c.total));
         }
     }
@@ -101,9 +113,15 @@ async fn explain_files(ctx: &SessionContext, query: &str) -> Result<StatementRes
     })
 }
 
-fn collect_scans(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<(String, Vec<SpecFileCount>)>) {
+type ScanReport = (String, Vec<SpecFileCount>, Option<usize>);
+
+fn collect_scans(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<ScanReport>) {
     if let Some(scan) = plan.downcast_ref::<HiddenPartitionsScanExec>() {
-        out.push((scan.table().to_string(), scan.file_counts().to_vec()));
+        out.push((
+            scan.table().to_string(),
+            scan.file_counts().to_vec(),
+            scan.files_opened(),
+        ));
     }
     for child in plan.children() {
         collect_scans(child, out);

@@ -5,7 +5,7 @@
 //! |--------------------------------------------------------|-----------------------|
 //! | `CREATE TABLE t (…) PARTITIONED BY (day(ts)) [LOCATION '…']` | hidden-partitions |
 //! | `CREATE TABLE t (…)` / `CREATE TABLE t AS SELECT …`     | hidden-partitions (unpartitioned table in the warehouse) |
-//! | `EXPLAIN FILES SELECT …` (files selected/total per scan and spec) | hidden-partitions |
+//! | `EXPLAIN FILES [ANALYZE] SELECT …` (files selected or opened / total per scan) | hidden-partitions |
 //! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
 //!
 //! Our clauses are cut out of the statement text by token position; the
@@ -25,8 +25,9 @@ use crate::error::{Error, Result};
 pub enum Statement {
     /// `CREATE TABLE` with our clauses removed from `sql`.
     CreateTable(CreateTable),
-    /// `EXPLAIN FILES <query>`: which data files the query's scans read.
-    ExplainFiles(String),
+    /// `EXPLAIN FILES [ANALYZE] <query>`: how many data files the query's
+    /// scans select (with ANALYZE: run it and count the files actually opened).
+    ExplainFiles { query: String, analyze: bool },
     /// Anything else, passed to DataFusion as written.
     Other(String),
 }
@@ -80,8 +81,18 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
         && let Some(&i) = significant.get(1)
         && matches!(&tokens[i].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("files"))
     {
-        let query_start = offsets.byte(tokens[i].span.end);
-        return Ok(Statement::ExplainFiles(sql[query_start..last].trim().to_string()));
+        let mut end_of_keywords = tokens[i].span.end;
+        let analyze = significant
+            .get(2)
+            .is_some_and(|&j| keyword(&tokens[j].token) == Some(Keyword::ANALYZE));
+        if analyze {
+            end_of_keywords = tokens[significant[2]].span.end;
+        }
+        let query_start = offsets.byte(end_of_keywords);
+        return Ok(Statement::ExplainFiles {
+            query: sql[query_start..last].trim().to_string(),
+            analyze,
+        });
     }
     let is_create_table = match kw.as_slice() {
         [Some(Keyword::CREATE), Some(Keyword::TABLE), ..] => true,
