@@ -37,11 +37,17 @@ pub struct PlannedFile {
 }
 
 /// Selected and total files of one table spec.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SpecFileCount {
     pub spec_id: i32,
     pub selected: usize,
     pub total: usize,
+    /// Files dropped by the projected partition predicate.
+    pub pruned_by_partition: usize,
+    /// Files dropped by column statistics (after the partition predicate).
+    pub pruned_by_stats: usize,
+    /// Bytes of the selected files.
+    pub selected_bytes: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -57,18 +63,18 @@ impl FilePlan {
     pub fn total(&self) -> usize {
         self.counts.iter().map(|c| c.total).sum()
     }
-    fn count(&mut self, spec_id: i32, selected: usize, total: usize) {
-        match self.counts.iter_mut().find(|c| c.spec_id == spec_id) {
-            Some(c) => {
-                c.selected += selected;
-                c.total += total;
+    fn count(&mut self, spec_id: i32, update: impl FnOnce(&mut SpecFileCount)) {
+        let idx = match self.counts.iter().position(|c| c.spec_id == spec_id) {
+            Some(i) => i,
+            None => {
+                self.counts.push(SpecFileCount {
+                    spec_id,
+                    ..Default::default()
+                });
+                self.counts.len() - 1
             }
-            None => self.counts.push(SpecFileCount {
-                spec_id,
-                selected,
-                total,
-            }),
-        }
+        };
+        update(&mut self.counts[idx]);
         self.counts.sort_by_key(|c| c.spec_id);
     }
 }
@@ -92,7 +98,7 @@ pub async fn plan_files(
     let mut plan = FilePlan::default();
     let current = metadata.current_spec()?;
     for spec in &metadata.table_specs {
-        plan.count(spec.spec_id, 0, 0);
+        plan.count(spec.spec_id, |_| {});
     }
     let Some(snapshot) = snapshot else { return Ok(plan) };
     let predicate = source_predicate(filters, &current.schema);
@@ -110,6 +116,7 @@ pub async fn plan_files(
         let batch = read_manifest(location, manifest, spec, Some(&columns)).await?;
         let total = batch.num_rows();
         let mut keep = partition_mask(&batch, &projected, spec)?;
+        let after_partition = keep.true_count();
         if let Some(pruning) = stats_pruning {
             let stats = ManifestStatistics {
                 batch: &batch,
@@ -120,7 +127,17 @@ pub async fn plan_files(
             keep = and(&keep, &by_stats)?;
         }
         let survivors = filter_record_batch(&batch, &keep)?;
-        plan.count(spec.spec_id, survivors.num_rows(), total);
+        let selected_bytes: u64 = survivors
+            .column_by_name(FILE_SIZE)
+            .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())
+            .unwrap_or(0);
+        plan.count(spec.spec_id, |c| {
+            c.total += total;
+            c.selected += survivors.num_rows();
+            c.pruned_by_partition += total - after_partition;
+            c.pruned_by_stats += after_partition - survivors.num_rows();
+            c.selected_bytes += selected_bytes;
+        });
         let paths = survivors.column_by_name(PATH).map(|c| c.as_string::<i32>().clone());
         let sizes = survivors
             .column_by_name(FILE_SIZE)

@@ -82,6 +82,16 @@ impl HiddenPartitionsScanExec {
     ) -> Self {
         let metrics = ExecutionPlanMetricsSet::new();
         let opened = MetricBuilder::new(&metrics).global_counter("files_opened");
+        // Planning's work, per table spec, as metrics of the scan.
+        for c in counts.iter().filter(|c| c.total > 0) {
+            let spec = c.spec_id;
+            let add = |name: String, v: usize| MetricBuilder::new(&metrics).global_counter(name).add(v);
+            add(format!("spec{spec}_files_total"), c.total);
+            add(format!("spec{spec}_files_selected"), c.selected);
+            add(format!("spec{spec}_files_pruned_by_partition"), c.pruned_by_partition);
+            add(format!("spec{spec}_files_pruned_by_stats"), c.pruned_by_stats);
+            add(format!("spec{spec}_bytes_selected"), c.selected_bytes as usize);
+        }
         Self {
             table,
             counts,
