@@ -59,7 +59,7 @@ async fn main() {
         &ctx,
         &format!(
             "INSERT INTO events SELECT value, CAST(to_timestamp_seconds(1672531200 + (value % {days}) * 86400 + (value * 7) % 86400) AS TIMESTAMP),
-                    CASE value % 3 WHEN 0 THEN 'EU' WHEN 1 THEN 'US' ELSE 'APAC' END, (value % 1000) / 10.0
+                    CASE value % 3 WHEN 0 THEN 'EU' WHEN 1 THEN 'US' ELSE 'APAC' END, (value % 1000) * 0.5
              FROM generate_series(0, {last}) AS t(value)",
             days = cfg.days,
             last = total - 1
