@@ -19,7 +19,7 @@ use crate::catalog::warehouse::check_table_name;
 use crate::error::{Error, Result};
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::planning::SpecFileCount;
-use crate::table::{PartitionFieldDef, Table};
+use crate::table::{PartitionChange, PartitionFieldDef, Table};
 
 /// The result of one statement: its schema and all its rows.
 #[derive(Debug, Clone)]
@@ -56,6 +56,7 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
         Statement::Other(text) => run_datafusion(ctx, &text).await,
         Statement::CreateTable(create) => create_table(ctx, create).await,
         Statement::ExplainFiles { query, analyze } => explain_files(ctx, &query, analyze).await,
+        Statement::AlterPartition { table, change } => alter_partition(ctx, &table, change).await,
     }
 }
 
@@ -126,6 +127,21 @@ fn collect_scans(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<ScanReport>) {
     for child in plan.children() {
         collect_scans(child, out);
     }
+}
+
+async fn alter_partition(ctx: &SessionContext, table: &str, change: PartitionChange) -> Result<StatementResult> {
+    let reference = TableReference::parse_str(table);
+    let Some(schema) = warehouse_schema(ctx, &reference) else {
+        return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
+    };
+    let Some(ws) = schema.downcast_ref::<WarehouseSchema>() else {
+        return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
+    };
+    let Some(provider) = ws.load_table(reference.table()).await? else {
+        return Err(Error::TableNotFound(table.to_string()));
+    };
+    provider.table().evolve_partition_spec(change).await?;
+    Ok(StatementResult::empty())
 }
 
 /// The warehouse schema a table reference resolves to, if any.

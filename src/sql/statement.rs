@@ -6,6 +6,7 @@
 //! | `CREATE TABLE t (…) PARTITIONED BY (day(ts)) [LOCATION '…']` | hidden-partitions |
 //! | `CREATE TABLE t (…)` / `CREATE TABLE t AS SELECT …`     | hidden-partitions (unpartitioned table in the warehouse) |
 //! | `EXPLAIN FILES [ANALYZE] SELECT …` (files selected or opened / total per scan) | hidden-partitions |
+//! | `ALTER TABLE t ADD / DROP / REPLACE PARTITION FIELD …` | hidden-partitions |
 //! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
 //!
 //! Our clauses are cut out of the statement text by token position; the
@@ -17,8 +18,9 @@ use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
-use super::transform_list::{PartitionItem, parse_partition_list};
+use super::transform_list::{PartitionItem, parse_item, parse_partition_list};
 use crate::error::{Error, Result};
+use crate::table::{FieldRef, PartitionChange, PartitionFieldDef};
 
 /// One statement of a script.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +30,8 @@ pub enum Statement {
     /// `EXPLAIN FILES [ANALYZE] <query>`: how many data files the query's
     /// scans select (with ANALYZE: run it and count the files actually opened).
     ExplainFiles { query: String, analyze: bool },
+    /// `ALTER TABLE t ADD | DROP | REPLACE PARTITION FIELD …`.
+    AlterPartition { table: String, change: PartitionChange },
     /// Anything else, passed to DataFusion as written.
     Other(String),
 }
@@ -93,6 +97,11 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
             query: sql[query_start..last].trim().to_string(),
             analyze,
         });
+    }
+    if let [Some(Keyword::ALTER), Some(Keyword::TABLE), ..] = kw.as_slice()
+        && let Some(alter) = alter_partition(tokens, &significant)?
+    {
+        return Ok(alter);
     }
     let is_create_table = match kw.as_slice() {
         [Some(Keyword::CREATE), Some(Keyword::TABLE), ..] => true,
@@ -168,6 +177,61 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
         partitioned_by,
         location,
     }))
+}
+
+/// `ALTER TABLE name (ADD | DROP | REPLACE) PARTITION FIELD …`, or `None`
+/// for other ALTER TABLE statements.
+fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Option<Statement>> {
+    let toks: Vec<&Token> = significant.iter().map(|&i| &tokens[i].token).collect();
+    // Table name: words and dots after ALTER TABLE.
+    let mut k = 2;
+    let mut name = String::new();
+    while let Some(t) = toks.get(k) {
+        match t {
+            Token::Word(w)
+                if w.quote_style.is_some() || !matches!(w.keyword, Keyword::ADD | Keyword::DROP | Keyword::REPLACE) =>
+            {
+                name.push_str(&if w.quote_style.is_some() {
+                    w.value.clone()
+                } else {
+                    w.value.to_ascii_lowercase()
+                })
+            }
+            Token::Period => name.push('.'),
+            _ => break,
+        }
+        k += 1;
+    }
+    let action = toks.get(k).and_then(|t| keyword(t));
+    let is_partition_field = toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::PARTITION)
+        && matches!(toks.get(k + 2), Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("field"));
+    if name.is_empty() || !is_partition_field {
+        return Ok(None);
+    }
+    let rest = &toks[k + 3..];
+    let def = |item: PartitionItem| PartitionFieldDef {
+        source: item.source,
+        transform: item.transform,
+        name: item.name,
+    };
+    let field_ref = |t: &[&Token]| -> Result<FieldRef> {
+        match t {
+            [Token::Word(w)] => Ok(FieldRef::Name(w.value.clone())),
+            _ => Ok(FieldRef::Definition(def(parse_item(t)?))),
+        }
+    };
+    let change = match action {
+        Some(Keyword::ADD) => PartitionChange::Add(def(parse_item(rest)?)),
+        Some(Keyword::DROP) => PartitionChange::Drop(field_ref(rest)?),
+        Some(Keyword::REPLACE) => {
+            let Some(w) = rest.iter().position(|t| keyword(t) == Some(Keyword::WITH)) else {
+                return Err(syntax("REPLACE PARTITION FIELD needs WITH <transform>"));
+            };
+            PartitionChange::Replace(field_ref(&rest[..w])?, def(parse_item(&rest[w + 1..])?))
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(Statement::AlterPartition { table: name, change }))
 }
 
 fn matching_paren(tokens: &[TokenWithSpan], open: usize) -> Result<usize> {

@@ -5,6 +5,7 @@
 //! fresh names, then the metadata version that references them. A failure
 //! before the commit leaves the table exactly as it was.
 
+pub mod evolve;
 pub mod writer;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ use crate::spec::{PartitionField, PartitionSpec, Schema, Snapshot, TableMetadata
 use crate::store::{TableLocation, Versioned};
 use crate::transform::Transform;
 
+pub use evolve::{FieldRef, PartitionChange};
 pub use writer::PartitionedWriter;
 
 /// A partition field as the user declares it: transform of a named column.

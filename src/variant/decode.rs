@@ -101,7 +101,7 @@ pub struct Variant<'a> {
     value: &'a [u8],
 }
 
-#[inline]
+#[inline(always)]
 fn fixed<const N: usize>(bytes: &[u8], pos: usize) -> Result<[u8; N]> {
     bytes
         .get(pos..pos.saturating_add(N))
@@ -315,6 +315,7 @@ struct ContainerHeader {
 }
 
 impl ContainerHeader {
+    #[inline(always)]
     fn object(bytes: &[u8]) -> Result<Self> {
         let vh = bytes[0] >> 2;
         let offset_size = (vh & 0x03) as usize + 1;
@@ -330,7 +331,7 @@ impl ContainerHeader {
         Self::parse(bytes, large, 0, offset_size, "array")
     }
 
-    #[inline]
+    #[inline(always)]
     fn parse(bytes: &[u8], large: bool, id_size: usize, offset_size: usize, what: &str) -> Result<Self> {
         let n_size = if large { 4 } else { 1 };
         let len = read_uint(bytes, 1, n_size)?;
@@ -370,6 +371,12 @@ impl ContainerHeader {
     }
 }
 
+/// Byte equality without a `memcmp` call for short keys.
+#[inline(always)]
+fn eq_short(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && (a.len() > 16 && a == b || a.len() <= 16 && a.iter().zip(b).all(|(x, y)| x == y))
+}
+
 /// A lazily decoded object: fields sorted by key.
 #[derive(Debug, Clone, Copy)]
 pub struct VariantObject<'a> {
@@ -404,7 +411,7 @@ impl<'a> VariantObject<'a> {
     }
 
     /// Key bytes of field `i`.
-    #[inline]
+    #[inline(always)]
     fn key_bytes(&self, i: usize) -> Result<&'a [u8]> {
         self.metadata.key_bytes(self.field_id(i)?)
     }
@@ -447,7 +454,7 @@ impl<'a> VariantObject<'a> {
         let n = self.h.len;
         if n <= 8 {
             for i in 0..n {
-                if self.key_bytes(i)? == name {
+                if eq_short(self.key_bytes(i)?, name) {
                     return self.value(i).map(Some);
                 }
             }

@@ -20,21 +20,25 @@ use super::{Result, VariantError};
 pub const EMPTY_METADATA: [u8; 3] = [0x11, 0x00, 0x00];
 
 /// Reads an unsigned little-endian integer of `size` (1..=4) bytes at `pos`.
-#[inline]
+#[inline(always)]
 pub(crate) fn read_uint(bytes: &[u8], pos: usize, size: usize) -> Result<usize> {
-    let end = pos
-        .checked_add(size)
-        .ok_or_else(|| VariantError::malformed("offset overflow"))?;
-    let s = bytes.get(pos..end).ok_or_else(|| {
-        VariantError::malformed(format!("truncated: need {size} bytes at {pos}, have {}", bytes.len()))
-    })?;
-    Ok(match *s {
-        [a] => a as usize,
-        [a, b] => u16::from_le_bytes([a, b]) as usize,
-        [a, b, c] => u32::from_le_bytes([a, b, c, 0]) as usize,
-        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as usize,
-        _ => return Err(VariantError::malformed(format!("invalid integer size {size}"))),
-    })
+    let v = match size {
+        1 => bytes.get(pos).map(|&b| b as usize),
+        2 => bytes.get(pos..pos.wrapping_add(2)).map(|s| u16::from_le_bytes([s[0], s[1]]) as usize),
+        3 => bytes.get(pos..pos.wrapping_add(3)).map(|s| u32::from_le_bytes([s[0], s[1], s[2], 0]) as usize),
+        4 => bytes.get(pos..pos.wrapping_add(4)).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize),
+        _ => None,
+    };
+    match v {
+        Some(v) => Ok(v),
+        None => Err(truncated(bytes, pos, size)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn truncated(bytes: &[u8], pos: usize, size: usize) -> VariantError {
+    VariantError::malformed(format!("truncated: need {size} bytes at {pos}, have {}", bytes.len()))
 }
 
 /// A validated view of variant metadata bytes.
@@ -113,7 +117,7 @@ impl<'a> VariantMetadata<'a> {
     }
 
     /// The UTF-8 bytes of key `id`, unchecked for UTF-8 (cheap, for comparisons).
-    #[inline]
+    #[inline(always)]
     pub fn key_bytes(&self, id: usize) -> Result<&'a [u8]> {
         if id >= self.dict_size {
             return Err(VariantError::malformed(format!(

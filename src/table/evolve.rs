@@ -1,0 +1,263 @@
+//! Partition evolution: a new table spec, committed as metadata only.
+//!
+//! | statement                                              | new partition spec                     |
+//! |--------------------------------------------------------|----------------------------------------|
+//! | `ADD PARTITION FIELD bucket(16, id) AS id_b`           | old fields + `id_b`                    |
+//! | `DROP PARTITION FIELD ts_month` (or `month(ts)`)       | old fields − that one                  |
+//! | `REPLACE PARTITION FIELD ts_month WITH day(ts)`        | `ts_month` replaced by `ts_day`        |
+//!
+//! Existing files keep the spec they were written with and are pruned
+//! through it; new data is written under the new spec. Field ids follow the
+//! Iceberg rules: a new field gets `last-partition-id + 1`; a field whose
+//! source and transform match a field of an earlier spec gets that field's id
+//! back (so a dropped and re-added field is the same field); an id is never
+//! given to a different definition. A spec identical to an earlier one
+//! becomes current again instead of being duplicated.
+
+use crate::error::Result;
+use crate::invalid;
+use crate::spec::{PartitionField, PartitionSpec, TableMetadata, TableSpec};
+use crate::store::Versioned;
+use crate::table::{PartitionFieldDef, Table};
+use crate::transform::Transform;
+
+/// One change to the current partition spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartitionChange {
+    Add(PartitionFieldDef),
+    /// A field by name, or by its definition (`month(ts)`).
+    Drop(FieldRef),
+    Replace(FieldRef, PartitionFieldDef),
+}
+
+/// How a statement names an existing partition field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldRef {
+    Name(String),
+    Definition(PartitionFieldDef),
+}
+
+impl Table {
+    /// Commit a new current table spec with the partition spec changed.
+    pub async fn evolve_partition_spec(&self, change: PartitionChange) -> Result<Versioned> {
+        self.location.commit(|md| apply(md, &change)).await
+    }
+}
+
+fn find(md: &TableMetadata, spec: &PartitionSpec, r: &FieldRef) -> Result<usize> {
+    let current = &md.current_spec()?.schema;
+    let found = match r {
+        FieldRef::Name(n) => spec.fields.iter().position(|f| f.name.eq_ignore_ascii_case(n)),
+        FieldRef::Definition(d) => {
+            let source = current.field_by_name(&d.source).map(|f| f.id);
+            spec.fields
+                .iter()
+                .position(|f| Some(f.source_id) == source && f.transform == d.transform)
+        }
+    };
+    match found {
+        Some(i) => Ok(i),
+        None => invalid!(
+            "no partition field {} in the current spec (fields: {})",
+            match r {
+                FieldRef::Name(n) => format!("{n:?}"),
+                FieldRef::Definition(d) => format!("{}({})", d.transform, d.source),
+            },
+            spec.fields
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// A partition field for `def`, reusing the id of an identical historical field.
+fn new_field(md: &TableMetadata, def: &PartitionFieldDef, next_id: &mut i32) -> Result<PartitionField> {
+    let schema = &md.current_spec()?.schema;
+    let Some(source) = schema.field_by_name(&def.source) else {
+        return invalid!("partition column {:?} is not a column of the table", def.source);
+    };
+    let historical = md
+        .table_specs
+        .iter()
+        .flat_map(|s| s.partition_spec.fields.iter())
+        .find(|f| f.source_id == source.id && f.transform == def.transform && def.transform != Transform::Void);
+    let name = def.name.clone().unwrap_or_else(|| match historical {
+        Some(h) => h.name.clone(),
+        None => PartitionSpec::default_name(&def.transform, &source.name),
+    });
+    let field_id = match historical {
+        Some(h) => h.field_id,
+        None => {
+            *next_id += 1;
+            *next_id
+        }
+    };
+    Ok(PartitionField {
+        field_id,
+        source_id: source.id,
+        transform: def.transform,
+        name,
+    })
+}
+
+/// The metadata after `change`: pure, so a commit can re-apply it after a lost race.
+pub fn apply(md: &TableMetadata, change: &PartitionChange) -> Result<TableMetadata> {
+    let current = md.current_spec()?;
+    let mut fields = current.partition_spec.fields.clone();
+    let mut next_id = md.last_partition_id;
+    match change {
+        PartitionChange::Add(def) => {
+            let f = new_field(md, def, &mut next_id)?;
+            if fields
+                .iter()
+                .any(|g| g.source_id == f.source_id && g.transform == f.transform)
+            {
+                return invalid!(
+                    "the spec already has a partition field {}({})",
+                    def.transform,
+                    def.source
+                );
+            }
+            fields.push(f);
+        }
+        PartitionChange::Drop(r) => {
+            let i = find(md, &current.partition_spec, r)?;
+            fields.remove(i);
+        }
+        PartitionChange::Replace(r, def) => {
+            let i = find(md, &current.partition_spec, r)?;
+            fields.remove(i);
+            let f = new_field(md, def, &mut next_id)?;
+            if fields
+                .iter()
+                .any(|g| g.source_id == f.source_id && g.transform == f.transform)
+            {
+                return invalid!(
+                    "the spec already has a partition field {}({})",
+                    def.transform,
+                    def.source
+                );
+            }
+            fields.insert(i, f);
+        }
+    }
+    // A field id must not name two definitions in one spec.
+    for (i, f) in fields.iter().enumerate() {
+        if fields[..i].iter().any(|g| g.field_id == f.field_id) {
+            return invalid!("partition field {:?} appears twice", f.name);
+        }
+    }
+    let partition_spec = PartitionSpec { fields };
+    partition_spec.validate(&current.schema)?;
+    let mut next = md.clone();
+    next.last_partition_id = next_id.max(md.last_partition_id);
+    next.last_updated_ms = chrono::Utc::now().timestamp_millis();
+    if let Some(existing) = md
+        .table_specs
+        .iter()
+        .find(|s| s.schema == current.schema && s.partition_spec == partition_spec)
+    {
+        next.current_spec_id = existing.spec_id;
+        return Ok(next);
+    }
+    let spec_id = md.table_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
+    next.table_specs.push(TableSpec {
+        spec_id,
+        schema: current.schema.clone(),
+        partition_spec,
+    });
+    next.current_spec_id = spec_id;
+    Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+
+    fn def(source: &str, transform: Transform) -> PartitionFieldDef {
+        PartitionFieldDef {
+            source: source.into(),
+            transform,
+            name: None,
+        }
+    }
+
+    fn md() -> TableMetadata {
+        let schema = Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+            Field::new("region", DataType::Utf8, true),
+        ]);
+        Table::initial_metadata(&schema, &[def("ts", Transform::Month)]).unwrap()
+    }
+
+    #[test]
+    fn replace_then_add_makes_new_specs_with_fresh_ids() {
+        let m0 = md();
+        let m1 = apply(
+            &m0,
+            &PartitionChange::Replace(FieldRef::Name("ts_month".into()), def("ts", Transform::Day)),
+        )
+        .unwrap();
+        let m2 = apply(&m1, &PartitionChange::Add(def("region", Transform::Identity))).unwrap();
+        assert_eq!(m2.table_specs.len(), 3);
+        assert_eq!(m2.current_spec_id, 2);
+        let ids: Vec<i32> = m2
+            .current_spec()
+            .unwrap()
+            .partition_spec
+            .fields
+            .iter()
+            .map(|f| f.field_id)
+            .collect();
+        assert_eq!(ids, vec![1001, 1002]);
+        assert_eq!(m2.last_partition_id, 1002);
+    }
+
+    #[test]
+    fn dropped_and_readded_field_keeps_its_id_and_spec_is_reused() {
+        let m1 = apply(&md(), &PartitionChange::Add(def("region", Transform::Identity))).unwrap();
+        let m2 = apply(
+            &m1,
+            &PartitionChange::Drop(FieldRef::Definition(def("region", Transform::Identity))),
+        )
+        .unwrap();
+        // Same fields as spec 0 again: spec 0 becomes current, no duplicate.
+        assert_eq!(m2.current_spec_id, 0);
+        let m3 = apply(&m2, &PartitionChange::Add(def("id", Transform::Bucket(4)))).unwrap();
+        let m4 = apply(&m3, &PartitionChange::Add(def("region", Transform::Identity))).unwrap();
+        let region = m4
+            .current_spec()
+            .unwrap()
+            .partition_spec
+            .fields
+            .iter()
+            .find(|f| f.name == "region")
+            .cloned();
+        assert_eq!(region.map(|f| f.field_id), Some(1001));
+        let bucket = m4
+            .current_spec()
+            .unwrap()
+            .partition_spec
+            .fields
+            .iter()
+            .find(|f| f.name == "id_bucket_4")
+            .cloned();
+        assert_eq!(bucket.map(|f| f.field_id), Some(1002));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = apply(&md(), &PartitionChange::Drop(FieldRef::Name("nope".into())))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope") && e.contains("ts_month"), "{e}");
+        let e = apply(&md(), &PartitionChange::Add(def("ts", Transform::Month)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("already has"), "{e}");
+    }
+}
