@@ -37,6 +37,8 @@ struct Binder<'a> {
 struct Term {
     field: i32,
     data_type: DataType,
+    /// An integer column seen through a cast to floating point.
+    via_float: bool,
 }
 
 impl Binder<'_> {
@@ -96,10 +98,17 @@ impl Binder<'_> {
                 Some(Term {
                     field: f.id,
                     data_type: f.field_type.to_arrow(),
+                    via_float: false,
                 })
             }
             Expr::Cast(cast) => {
-                let inner = self.term(&cast.expr)?;
+                let mut inner = self.term(&cast.expr)?;
+                if inner.data_type.is_integer()
+                    && matches!(cast.field.data_type(), DataType::Float64 | DataType::Float32)
+                {
+                    inner.via_float = true;
+                    return Some(inner);
+                }
                 is_widening(&inner.data_type, cast.field.data_type()).then_some(inner)
             }
             Expr::TryCast(cast) => {
@@ -130,6 +139,9 @@ impl Binder<'_> {
             (_, _, None, Some(l)) => return self.function_comparison(right, op.flip(), &l),
             _ => return Predicate::Unknown,
         };
+        if term.via_float {
+            return integer_bound(&term, op, &literal);
+        }
         match exact_literal(literal, &term.data_type) {
             Some(literal) if literal.is_null() => Predicate::Unknown,
             Some(literal) => Predicate::Binary {
@@ -223,6 +235,43 @@ impl Binder<'_> {
     }
 }
 
+/// `CAST(int_col AS DOUBLE) op v` as an equivalent comparison on the integer
+/// column: `n < 5.5` ⇔ `n <= 5`, `n >= 2.5` ⇔ `n >= 3`, `n = 3.5` ⇔ false.
+/// Exact while `|v| < 2^53`, where every integer is a double.
+fn integer_bound(term: &Term, op: BinaryOp, literal: &ScalarValue) -> Predicate {
+    let v = match literal {
+        ScalarValue::Float64(Some(v)) => *v,
+        ScalarValue::Float32(Some(v)) => *v as f64,
+        _ => return Predicate::Unknown,
+    };
+    if !v.is_finite() || v.abs() >= 9_007_199_254_740_992.0 {
+        return Predicate::Unknown;
+    }
+    let (lo, hi) = (v.floor(), v.ceil());
+    let integral = lo == hi;
+    let (op, bound) = match op {
+        BinaryOp::Eq if !integral => return Predicate::False,
+        BinaryOp::NotEq if !integral => return Predicate::Unknown,
+        BinaryOp::Eq | BinaryOp::NotEq => (op, lo),
+        BinaryOp::Lt if integral => (BinaryOp::Lt, lo),
+        BinaryOp::Lt | BinaryOp::LtEq => (BinaryOp::LtEq, lo),
+        BinaryOp::Gt if integral => (BinaryOp::Gt, lo),
+        BinaryOp::Gt | BinaryOp::GtEq => (BinaryOp::GtEq, hi),
+        _ => return Predicate::Unknown,
+    };
+    match ScalarValue::Int64(Some(bound as i64)).cast_to(&term.data_type) {
+        Ok(literal) if literal.cast_to(&DataType::Int64).ok() == Some(ScalarValue::Int64(Some(bound as i64))) => {
+            Predicate::Binary {
+                op,
+                field: term.field,
+                literal,
+            }
+        }
+        // Outside the column type's range: every value is on one side.
+        _ => Predicate::Unknown,
+    }
+}
+
 fn literal(expr: &Expr) -> Option<ScalarValue> {
     match expr {
         Expr::Literal(v, _) => Some(v.clone()),
@@ -303,6 +352,31 @@ mod tests {
                 literal: ScalarValue::Int64(Some(5))
             }
         );
+    }
+
+    #[test]
+    fn integer_column_against_a_fraction_rounds_the_bound() {
+        let cast = |e: Expr| Expr::Cast(datafusion::logical_expr::Cast::new(Box::new(e), DataType::Float64));
+        let p = bind(&cast(col("id")).lt(lit(5.5f64)), &schema());
+        assert_eq!(
+            p,
+            Predicate::Binary {
+                op: BinaryOp::LtEq,
+                field: 1,
+                literal: ScalarValue::Int64(Some(5))
+            }
+        );
+        let p = bind(&cast(col("id")).gt_eq(lit(-2.5f64)), &schema());
+        assert_eq!(
+            p,
+            Predicate::Binary {
+                op: BinaryOp::GtEq,
+                field: 1,
+                literal: ScalarValue::Int64(Some(-2))
+            }
+        );
+        assert_eq!(bind(&cast(col("id")).eq(lit(3.5f64)), &schema()), Predicate::False);
+        assert_eq!(bind(&cast(col("id")).lt(lit(f64::NAN)), &schema()), Predicate::Unknown);
     }
 
     #[test]

@@ -599,6 +599,51 @@ impl CastBuilder {
         }
     }
 
+    /// Like [`CastBuilder::append`] for raw bytes whose metadata was already
+    /// checked; integers and doubles into numeric targets skip the decoder.
+    #[inline]
+    pub fn append_bytes(&mut self, metadata: &[u8], value: &[u8], try_mode: bool) -> Result<()> {
+        let header = value.first().copied().unwrap_or(0xFF);
+        let int = match header {
+            0x0c => value.get(1).map(|&b| b as i8 as i64),
+            0x10 => value.get(1..3).map(|s| i16::from_le_bytes([s[0], s[1]]) as i64),
+            0x14 => value
+                .get(1..5)
+                .map(|s| i32::from_le_bytes([s[0], s[1], s[2], s[3]]) as i64),
+            0x18 => value
+                .get(1..9)
+                .map(|s| i64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]])),
+            _ => None,
+        };
+        if let Some(i) = int {
+            let done = match &mut self.out {
+                Out::Int64(b) => {
+                    b.append_value(i);
+                    true
+                }
+                Out::Int32(b) => i32::try_from(i).map(|x| b.append_value(x)).is_ok(),
+                Out::Int16(b) => i16::try_from(i).map(|x| b.append_value(x)).is_ok(),
+                Out::Int8(b) => i8::try_from(i).map(|x| b.append_value(x)).is_ok(),
+                Out::Float64(b) => {
+                    b.append_value(i as f64);
+                    true
+                }
+                _ => false,
+            };
+            if done {
+                return Ok(());
+            }
+        }
+        match Variant::try_new(metadata, value) {
+            Ok(v) => self.append(v, try_mode),
+            Err(_) if try_mode => {
+                self.append_null();
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Appends the cast value (or NULL for a variant null); `Ok(false)` when
     /// the cast fails (nothing appended).
     #[inline]

@@ -16,7 +16,6 @@
 //! `{"a":1,"b":[true,null],"c":1.5,"d":"2024-01-01"}`.
 
 use std::borrow::Cow;
-use std::fmt::Write;
 
 use super::decode::{Variant, VariantValue};
 use super::encode::VariantBuilder;
@@ -356,6 +355,28 @@ fn quoted(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Decimal digits of `i` without going through `fmt`.
+#[inline]
+fn push_int(out: &mut String, i: i64) {
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    let mut u = i.unsigned_abs();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    for &b in &buf[pos..] {
+        out.push(b as char);
+    }
+}
+
 fn write_at(v: &Variant<'_>, out: &mut String, depth: usize) -> Result<()> {
     if depth > MAX_DEPTH {
         return Err(VariantError::TooDeep(MAX_DEPTH));
@@ -363,18 +384,10 @@ fn write_at(v: &Variant<'_>, out: &mut String, depth: usize) -> Result<()> {
     match v.decode()? {
         VariantValue::Null => out.push_str("null"),
         VariantValue::Boolean(b) => out.push_str(if b { "true" } else { "false" }),
-        VariantValue::Int8(i) => {
-            let _ = write!(out, "{i}");
-        }
-        VariantValue::Int16(i) => {
-            let _ = write!(out, "{i}");
-        }
-        VariantValue::Int32(i) => {
-            let _ = write!(out, "{i}");
-        }
-        VariantValue::Int64(i) => {
-            let _ = write!(out, "{i}");
-        }
+        VariantValue::Int8(i) => push_int(out, i as i64),
+        VariantValue::Int16(i) => push_int(out, i as i64),
+        VariantValue::Int32(i) => push_int(out, i as i64),
+        VariantValue::Int64(i) => push_int(out, i as i64),
         VariantValue::Double(d) if d.is_finite() => out.push_str(&format::java_double(d)),
         VariantValue::Double(d) => quoted(out, &format::java_double(d)),
         VariantValue::Float(f) if f.is_finite() => out.push_str(&format::java_float(f)),

@@ -24,9 +24,15 @@ pub const EMPTY_METADATA: [u8; 3] = [0x11, 0x00, 0x00];
 pub(crate) fn read_uint(bytes: &[u8], pos: usize, size: usize) -> Result<usize> {
     let v = match size {
         1 => bytes.get(pos).map(|&b| b as usize),
-        2 => bytes.get(pos..pos.wrapping_add(2)).map(|s| u16::from_le_bytes([s[0], s[1]]) as usize),
-        3 => bytes.get(pos..pos.wrapping_add(3)).map(|s| u32::from_le_bytes([s[0], s[1], s[2], 0]) as usize),
-        4 => bytes.get(pos..pos.wrapping_add(4)).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize),
+        2 => bytes
+            .get(pos..pos.wrapping_add(2))
+            .map(|s| u16::from_le_bytes([s[0], s[1]]) as usize),
+        3 => bytes
+            .get(pos..pos.wrapping_add(3))
+            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], 0]) as usize),
+        4 => bytes
+            .get(pos..pos.wrapping_add(4))
+            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize),
         _ => None,
     };
     match v {

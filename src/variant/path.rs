@@ -108,6 +108,178 @@ impl VariantPath {
     }
 }
 
+/// Fast path of [`VariantPath::extract`] over raw bytes, with small return
+/// types so the hot loop stays in registers. `Err(())` means "something is
+/// malformed": callers re-run [`VariantPath::extract`] for the precise error.
+/// For well-formed input both give the same answer.
+pub mod fast {
+    use super::PathSegment;
+
+    #[inline(always)]
+    fn rd(b: &[u8], pos: usize, size: usize) -> Option<usize> {
+        match size {
+            1 => b.get(pos).map(|&x| x as usize),
+            2 => b
+                .get(pos..pos.checked_add(2)?)
+                .map(|s| u16::from_le_bytes([s[0], s[1]]) as usize),
+            3 => b
+                .get(pos..pos.checked_add(3)?)
+                .map(|s| u32::from_le_bytes([s[0], s[1], s[2], 0]) as usize),
+            4 => b
+                .get(pos..pos.checked_add(4)?)
+                .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize),
+            _ => None,
+        }
+    }
+
+    /// Metadata header, checked like `VariantMetadata::try_new`.
+    #[derive(Clone, Copy)]
+    struct Meta<'a> {
+        b: &'a [u8],
+        osz: usize,
+        n: usize,
+        strings: usize,
+    }
+
+    impl<'a> Meta<'a> {
+        #[inline(always)]
+        fn parse(b: &'a [u8]) -> Option<Self> {
+            let h = *b.first()?;
+            if h & 0x0F != 1 {
+                return None;
+            }
+            let osz = ((h >> 6) & 3) as usize + 1;
+            let n = rd(b, 1, osz)?;
+            let strings = n.checked_add(1)?.checked_mul(osz)?.checked_add(1 + osz)?;
+            if strings > b.len() {
+                return None;
+            }
+            let last = rd(b, 1 + osz + n * osz, osz)?;
+            if strings.checked_add(last)? > b.len() {
+                return None;
+            }
+            Some(Self { b, osz, n, strings })
+        }
+
+        #[inline(always)]
+        fn key(&self, id: usize) -> Option<&'a [u8]> {
+            if id >= self.n {
+                return None;
+            }
+            let p = 1 + self.osz + id * self.osz;
+            let (s, e) = (rd(self.b, p, self.osz)?, rd(self.b, p + self.osz, self.osz)?);
+            if s > e {
+                return None;
+            }
+            self.b.get(self.strings + s..self.strings + e)
+        }
+    }
+
+    #[inline(always)]
+    fn eq_short(a: &[u8], b: &[u8]) -> bool {
+        a.len() == b.len() && (a.len() > 16 && a == b || a.len() <= 16 && a.iter().zip(b).all(|(x, y)| x == y))
+    }
+
+    /// (count, first id / offset positions, data start, data end) of a container.
+    #[inline(always)]
+    fn container(v: &[u8], large: bool, isz: usize, osz: usize) -> Option<(usize, usize, usize, usize, usize)> {
+        let nsz = if large { 4 } else { 1 };
+        let n = rd(v, 1, nsz)?;
+        let ids = 1 + nsz;
+        let offs = n.checked_mul(isz)?.checked_add(ids)?;
+        let data = n.checked_add(1)?.checked_mul(osz)?.checked_add(offs)?;
+        if data > v.len() {
+            return None;
+        }
+        let end = data.checked_add(rd(v, offs + n * osz, osz)?)?;
+        if end > v.len() {
+            return None;
+        }
+        Some((n, ids, offs, data, end))
+    }
+
+    #[inline(always)]
+    fn field<'a>(m: &Meta<'_>, v: &'a [u8], key: &[u8]) -> Result<Option<&'a [u8]>, ()> {
+        let h = v[0];
+        if h & 3 != 2 {
+            return Ok(None);
+        }
+        let vh = h >> 2;
+        let (osz, isz) = ((vh & 3) as usize + 1, ((vh >> 2) & 3) as usize + 1);
+        let (n, ids, offs, data, end) = container(v, vh & 0x10 != 0, isz, osz).ok_or(())?;
+        let key_at = |i: usize| rd(v, ids + i * isz, isz).and_then(|id| m.key(id)).ok_or(());
+        let mut found = None;
+        if n <= 8 {
+            for i in 0..n {
+                if eq_short(key_at(i)?, key) {
+                    found = Some(i);
+                    break;
+                }
+            }
+        } else {
+            let (mut lo, mut hi) = (0, n);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                match key_at(mid)?.cmp(key) {
+                    std::cmp::Ordering::Less => lo = mid + 1,
+                    std::cmp::Ordering::Greater => hi = mid,
+                    std::cmp::Ordering::Equal => {
+                        found = Some(mid);
+                        break;
+                    }
+                }
+            }
+        }
+        let Some(i) = found else { return Ok(None) };
+        let off = rd(v, offs + i * osz, osz).ok_or(())?;
+        if data + off >= end {
+            return Err(());
+        }
+        Ok(Some(&v[data + off..end]))
+    }
+
+    #[inline(always)]
+    fn element(v: &[u8], index: usize) -> Result<Option<&[u8]>, ()> {
+        let h = v[0];
+        if h & 3 != 3 {
+            return Ok(None);
+        }
+        let vh = h >> 2;
+        let osz = (vh & 3) as usize + 1;
+        let (n, _, offs, data, end) = container(v, vh & 0x04 != 0, 0, osz).ok_or(())?;
+        if index >= n {
+            return Ok(None);
+        }
+        let s = rd(v, offs + index * osz, osz).ok_or(())?;
+        let e = rd(v, offs + (index + 1) * osz, osz).ok_or(())?;
+        if s >= e || data + e > end {
+            return Err(());
+        }
+        Ok(Some(&v[data + s..data + e]))
+    }
+
+    /// The value bytes at `segments`, `Ok(None)` when absent.
+    #[inline]
+    pub fn extract<'a>(segments: &[PathSegment], metadata: &[u8], value: &'a [u8]) -> Result<Option<&'a [u8]>, ()> {
+        let m = Meta::parse(metadata).ok_or(())?;
+        if value.is_empty() {
+            return Err(());
+        }
+        let mut cur = value;
+        for seg in segments {
+            let next = match seg {
+                PathSegment::Key(k) => field(&m, cur, k.as_bytes())?,
+                PathSegment::Index(i) => element(cur, *i)?,
+            };
+            match next {
+                Some(n) => cur = n,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(cur))
+    }
+}
+
 impl std::fmt::Display for VariantPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("$")?;

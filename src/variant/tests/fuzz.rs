@@ -8,7 +8,7 @@ use super::super::decode::{Variant, VariantValue, value_size};
 use super::super::encode::VariantBuilder;
 use super::super::json::{parse_json, parse_json_to_vecs, to_json};
 use super::super::metadata::VariantMetadata;
-use super::super::path::VariantPath;
+use super::super::path::{VariantPath, fast};
 use super::super::schema::schema_of_variant;
 use super::super::{MAX_DEPTH, VariantError};
 
@@ -61,7 +61,22 @@ fn walk(v: &Variant<'_>, depth: usize) {
     }
 }
 
+/// The fast raw-bytes walk agrees with the checked one.
+fn fast_matches_checked(metadata: &[u8], value: &[u8], path: &VariantPath) {
+    let checked = Variant::try_new(metadata, value).and_then(|v| path.extract(v));
+    match (fast::extract(path.segments(), metadata, value), checked) {
+        (Ok(Some(f)), Ok(Some(c))) => assert_eq!(f, c.value_bytes(), "{path}"),
+        (Ok(None), Ok(None)) | (Err(()), _) => {}
+        (f, c) => panic!("{path}: fast {f:?} vs checked {c:?}"),
+    }
+}
+
 fn exercise(metadata: &[u8], value: &[u8]) {
+    for p in ["$", "$.a", "$.b", "$[0]", "$[1].a", "$.a[1].b", "$.ab.c"] {
+        if let Ok(path) = VariantPath::parse(p) {
+            fast_matches_checked(metadata, value, &path);
+        }
+    }
     if let Ok(md) = VariantMetadata::try_new(metadata) {
         for i in 0..md.len().min(64) {
             let _ = md.key(i);

@@ -11,9 +11,9 @@ pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
         (Value::Number(x), Value::Number(y)) => {
             // serde_json's float parsing may be off by an ulp; allow that.
             x.to_string() == y.to_string()
-                || x.as_f64()
-                    .zip(y.as_f64())
-                    .is_some_and(|(p, q)| p == q || (p - q).abs() <= 1e-15 * p.abs().max(q.abs()))
+                || x.as_f64().zip(y.as_f64()).is_some_and(|(p, q)| {
+                    p == q || (p - q).abs() <= 1e-15 * p.abs().max(q.abs()) || (p - q).abs() < 1e-320
+                })
         }
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q)),
         (Value::Object(x), Value::Object(y)) => {

@@ -27,7 +27,7 @@ use datafusion::logical_expr::{
 
 use super::super::cast::{CastBuilder, SparkType};
 use super::super::decode::Variant;
-use super::super::path::VariantPath;
+use super::super::path::{VariantPath, fast};
 use super::super::{Result as VResult, VariantError};
 use super::{Strings, arrays_of, check_variant_arg, literal_string, output, variant_input, view};
 
@@ -94,22 +94,36 @@ fn get_rows<'p>(
             out.append_null();
             continue;
         };
-        let found: VResult<Option<Variant<'_>>> = Variant::try_new(m, v).and_then(|var| path.extract(var));
-        let r = match found {
-            Ok(Some(sub)) => out.append(sub, try_mode),
+        // Fast walk over raw bytes; on anything malformed the checked walk
+        // below produces the precise error.
+        let r = match fast::extract(path.segments(), m, v) {
+            Ok(Some(sub)) => out.append_bytes(m, sub, try_mode),
             Ok(None) => {
                 out.append_null();
                 Ok(())
             }
-            Err(_) if try_mode => {
-                out.append_null();
-                Ok(())
-            }
-            Err(e) => Err(e),
+            Err(()) => checked_get(&mut out, path, m, v, try_mode),
         };
         r.map_err(|e: VariantError| DataFusionError::Execution(format!("{name}: {e}")))?;
     }
     Ok(out.finish()?)
+}
+
+/// The fully checked walk (used when the fast walk meets malformed bytes).
+fn checked_get(out: &mut CastBuilder, path: &VariantPath, m: &[u8], v: &[u8], try_mode: bool) -> VResult<()> {
+    let found: VResult<Option<Variant<'_>>> = Variant::try_new(m, v).and_then(|var| path.extract(var));
+    match found {
+        Ok(Some(sub)) => out.append(sub, try_mode),
+        Ok(None) => {
+            out.append_null();
+            Ok(())
+        }
+        Err(_) if try_mode => {
+            out.append_null();
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 impl ScalarUDFImpl for VariantGet {
