@@ -15,6 +15,7 @@ use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnv;
 
+use super::metadata_tables::metadata_table;
 use super::warehouse::{Warehouse, check_table_name, purge};
 use crate::error::Error;
 use crate::provider::HiddenPartitionsTable;
@@ -122,6 +123,13 @@ impl SchemaProvider for WarehouseSchema {
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         if let Some(t) = self.others.read().ok().and_then(|o| o.get(name).cloned()) {
             return Ok(Some(t));
+        }
+        if let Some((table, kind)) = name.split_once('$') {
+            let Some(t) = self.load_table(table).await? else {
+                return Ok(None);
+            };
+            let mem = metadata_table(&t.table().location, t.metadata(), kind).await?;
+            return Ok(Some(Arc::new(mem)));
         }
         Ok(self
             .load_table(name)

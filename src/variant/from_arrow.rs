@@ -135,13 +135,15 @@ fn append_at(b: &mut VariantBuilder, array: &dyn Array, row: usize, depth: usize
         DataType::Time32(TimeUnit::Second) => {
             b.append_time_micros(array.as_primitive::<Time32SecondType>().value(row) as i64 * 1_000_000)
         }
-        DataType::Time32(_) => {
+        DataType::Time32(TimeUnit::Millisecond) => {
             b.append_time_micros(array.as_primitive::<Time32MillisecondType>().value(row) as i64 * 1000)
         }
         DataType::Time64(TimeUnit::Nanosecond) => {
             b.append_time_micros(array.as_primitive::<Time64NanosecondType>().value(row) / 1000)
         }
-        DataType::Time64(_) => b.append_time_micros(array.as_primitive::<Time64MicrosecondType>().value(row)),
+        DataType::Time64(TimeUnit::Microsecond) => {
+            b.append_time_micros(array.as_primitive::<Time64MicrosecondType>().value(row))
+        }
         DataType::List(_) => {
             let list = array.as_list::<i32>();
             let o = list.value_offsets();

@@ -387,7 +387,7 @@ fn write_at(v: &Variant<'_>, out: &mut String, depth: usize) -> Result<()> {
         VariantValue::Int8(i) => push_int(out, i as i64),
         VariantValue::Int16(i) => push_int(out, i as i64),
         VariantValue::Int32(i) => push_int(out, i as i64),
-        VariantValue::Int64(i) => push_int(out, i as i64),
+        VariantValue::Int64(i) => push_int(out, i),
         VariantValue::Double(d) if d.is_finite() => out.push_str(&format::java_double(d)),
         VariantValue::Double(d) => quoted(out, &format::java_double(d)),
         VariantValue::Float(f) if f.is_finite() => out.push_str(&format::java_float(f)),

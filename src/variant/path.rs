@@ -109,11 +109,15 @@ impl VariantPath {
 }
 
 /// Fast path of [`VariantPath::extract`] over raw bytes, with small return
-/// types so the hot loop stays in registers. `Err(())` means "something is
+/// types so the hot loop stays in registers. `Err(NeedsCheck)` means "something is
 /// malformed": callers re-run [`VariantPath::extract`] for the precise error.
 /// For well-formed input both give the same answer.
 pub mod fast {
     use super::PathSegment;
+
+    /// The bytes are malformed somewhere on the path: re-run the checked walk.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct NeedsCheck;
 
     #[inline(always)]
     fn rd(b: &[u8], pos: usize, size: usize) -> Option<usize> {
@@ -199,15 +203,15 @@ pub mod fast {
     }
 
     #[inline(always)]
-    fn field<'a>(m: &Meta<'_>, v: &'a [u8], key: &[u8]) -> Result<Option<&'a [u8]>, ()> {
+    fn field<'a>(m: &Meta<'_>, v: &'a [u8], key: &[u8]) -> Result<Option<&'a [u8]>, NeedsCheck> {
         let h = v[0];
         if h & 3 != 2 {
             return Ok(None);
         }
         let vh = h >> 2;
         let (osz, isz) = ((vh & 3) as usize + 1, ((vh >> 2) & 3) as usize + 1);
-        let (n, ids, offs, data, end) = container(v, vh & 0x10 != 0, isz, osz).ok_or(())?;
-        let key_at = |i: usize| rd(v, ids + i * isz, isz).and_then(|id| m.key(id)).ok_or(());
+        let (n, ids, offs, data, end) = container(v, vh & 0x10 != 0, isz, osz).ok_or(NeedsCheck)?;
+        let key_at = |i: usize| rd(v, ids + i * isz, isz).and_then(|id| m.key(id)).ok_or(NeedsCheck);
         let mut found = None;
         if n <= 8 {
             for i in 0..n {
@@ -231,39 +235,43 @@ pub mod fast {
             }
         }
         let Some(i) = found else { return Ok(None) };
-        let off = rd(v, offs + i * osz, osz).ok_or(())?;
+        let off = rd(v, offs + i * osz, osz).ok_or(NeedsCheck)?;
         if data + off >= end {
-            return Err(());
+            return Err(NeedsCheck);
         }
         Ok(Some(&v[data + off..end]))
     }
 
     #[inline(always)]
-    fn element(v: &[u8], index: usize) -> Result<Option<&[u8]>, ()> {
+    fn element(v: &[u8], index: usize) -> Result<Option<&[u8]>, NeedsCheck> {
         let h = v[0];
         if h & 3 != 3 {
             return Ok(None);
         }
         let vh = h >> 2;
         let osz = (vh & 3) as usize + 1;
-        let (n, _, offs, data, end) = container(v, vh & 0x04 != 0, 0, osz).ok_or(())?;
+        let (n, _, offs, data, end) = container(v, vh & 0x04 != 0, 0, osz).ok_or(NeedsCheck)?;
         if index >= n {
             return Ok(None);
         }
-        let s = rd(v, offs + index * osz, osz).ok_or(())?;
-        let e = rd(v, offs + (index + 1) * osz, osz).ok_or(())?;
+        let s = rd(v, offs + index * osz, osz).ok_or(NeedsCheck)?;
+        let e = rd(v, offs + (index + 1) * osz, osz).ok_or(NeedsCheck)?;
         if s >= e || data + e > end {
-            return Err(());
+            return Err(NeedsCheck);
         }
         Ok(Some(&v[data + s..data + e]))
     }
 
     /// The value bytes at `segments`, `Ok(None)` when absent.
     #[inline]
-    pub fn extract<'a>(segments: &[PathSegment], metadata: &[u8], value: &'a [u8]) -> Result<Option<&'a [u8]>, ()> {
-        let m = Meta::parse(metadata).ok_or(())?;
+    pub fn extract<'a>(
+        segments: &[PathSegment],
+        metadata: &[u8],
+        value: &'a [u8],
+    ) -> Result<Option<&'a [u8]>, NeedsCheck> {
+        let m = Meta::parse(metadata).ok_or(NeedsCheck)?;
         if value.is_empty() {
-            return Err(());
+            return Err(NeedsCheck);
         }
         let mut cur = value;
         for seg in segments {

@@ -102,7 +102,7 @@ fn get_rows<'p>(
                 out.append_null();
                 Ok(())
             }
-            Err(()) => checked_get(&mut out, path, m, v, try_mode),
+            Err(fast::NeedsCheck) => checked_get(&mut out, path, m, v, try_mode),
         };
         r.map_err(|e: VariantError| DataFusionError::Execution(format!("{name}: {e}")))?;
     }

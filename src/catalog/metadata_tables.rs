@@ -1,0 +1,282 @@
+//! Metadata tables, queried like any table: `SELECT * FROM "events$files"`.
+//!
+//! | table              | one row per                  | columns                                                            |
+//! |--------------------|------------------------------|--------------------------------------------------------------------|
+//! | `t$snapshots`      | snapshot                     | snapshot_id, parent_id, sequence_number, committed_at, operation, summary, manifests |
+//! | `t$specs`          | table spec                   | spec_id, is_current, partition_spec, schema                        |
+//! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count |
+//! | `t$files`          | data file                    | path, spec_id, partition, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds |
+//! | `t$partitions`     | (spec, partition)            | spec_id, partition, file_count, record_count, total_size_in_bytes  |
+//!
+//! `partition` is the Hive path of the partition (`ts_day=2024-01-01/region=EU`);
+//! bounds and null counts are JSON objects keyed by column name.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema, TimeUnit};
+use datafusion::common::ScalarValue;
+use datafusion::datasource::MemTable;
+
+use crate::error::Result;
+use crate::invalid;
+use crate::manifest::format::{FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION_STRINGS, PATH, RECORD_COUNT, STATS};
+use crate::manifest::read_manifest;
+use crate::spec::TableMetadata;
+use crate::store::TableLocation;
+use crate::values;
+
+/// The metadata table `kind` of a table, as an in-memory table.
+pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: &str) -> Result<MemTable> {
+    let batch = match kind {
+        "snapshots" => snapshots(md)?,
+        "specs" => specs(md)?,
+        "manifests" => manifests(md)?,
+        "files" => files(location, md).await?,
+        "partitions" => partitions(location, md).await?,
+        other => {
+            return invalid!(
+                "unknown metadata table ${other}; expected one of $snapshots, $specs, $manifests, $files, $partitions"
+            );
+        }
+    };
+    Ok(MemTable::try_new(batch.schema(), vec![vec![batch]])?)
+}
+
+fn batch(fields: Vec<Field>, columns: Vec<ArrayRef>) -> Result<RecordBatch> {
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?)
+}
+
+fn snapshots(md: &TableMetadata) -> Result<RecordBatch> {
+    let s = &md.snapshots;
+    batch(
+        vec![
+            Field::new("snapshot_id", DataType::Int64, false),
+            Field::new("parent_id", DataType::Int64, true),
+            Field::new("sequence_number", DataType::Int64, false),
+            Field::new(
+                "committed_at",
+                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                false,
+            ),
+            Field::new("operation", DataType::Utf8, false),
+            Field::new("summary", DataType::Utf8, false),
+            Field::new("manifests", DataType::Int64, false),
+        ],
+        vec![
+            Arc::new(Int64Array::from_iter_values(s.iter().map(|x| x.snapshot_id))),
+            Arc::new(Int64Array::from(
+                s.iter().map(|x| x.parent_snapshot_id).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int64Array::from_iter_values(s.iter().map(|x| x.sequence_number))),
+            Arc::new(
+                TimestampMillisecondArray::from_iter_values(s.iter().map(|x| x.timestamp_ms)).with_timezone("UTC"),
+            ),
+            Arc::new(StringArray::from_iter_values(s.iter().map(|x| x.operation.as_str()))),
+            Arc::new(StringArray::from_iter_values(
+                s.iter().map(|x| serde_json::to_string(&x.summary).unwrap_or_default()),
+            )),
+            Arc::new(Int64Array::from_iter_values(s.iter().map(|x| x.manifests.len() as i64))),
+        ],
+    )
+}
+
+fn specs(md: &TableMetadata) -> Result<RecordBatch> {
+    let t = &md.table_specs;
+    let describe = |spec: &crate::spec::TableSpec| {
+        spec.partition_spec
+            .fields
+            .iter()
+            .map(|f| {
+                let source = spec
+                    .schema
+                    .field_by_id(f.source_id)
+                    .map(|c| c.name.as_str())
+                    .unwrap_or("?");
+                format!("{}({source}) AS {} [{}]", f.transform, f.name, f.field_id)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    batch(
+        vec![
+            Field::new("spec_id", DataType::Int32, false),
+            Field::new("is_current", DataType::Boolean, false),
+            Field::new("partition_spec", DataType::Utf8, false),
+            Field::new("schema", DataType::Utf8, false),
+        ],
+        vec![
+            Arc::new(Int32Array::from_iter_values(t.iter().map(|s| s.spec_id))),
+            Arc::new(BooleanArray::from(
+                t.iter().map(|s| s.spec_id == md.current_spec_id).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from_iter_values(t.iter().map(describe))),
+            Arc::new(StringArray::from_iter_values(
+                t.iter().map(|s| serde_json::to_string(&s.schema).unwrap_or_default()),
+            )),
+        ],
+    )
+}
+
+fn manifests(md: &TableMetadata) -> Result<RecordBatch> {
+    let m: Vec<_> = md.current_snapshot().map(|s| s.manifests.clone()).unwrap_or_default();
+    batch(
+        vec![
+            Field::new("path", DataType::Utf8, false),
+            Field::new("length", DataType::Int64, false),
+            Field::new("spec_id", DataType::Int32, false),
+            Field::new("added_snapshot_id", DataType::Int64, false),
+            Field::new("file_count", DataType::Int64, false),
+            Field::new("record_count", DataType::Int64, false),
+        ],
+        vec![
+            Arc::new(StringArray::from_iter_values(m.iter().map(|x| x.path.as_str()))),
+            Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.length as i64))),
+            Arc::new(Int32Array::from_iter_values(m.iter().map(|x| x.spec_id))),
+            Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.added_snapshot_id))),
+            Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.file_count as i64))),
+            Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.record_count as i64))),
+        ],
+    )
+}
+
+/// One row per data file of the current snapshot.
+struct FileRow {
+    path: String,
+    spec_id: i32,
+    partition: String,
+    records: i64,
+    size: i64,
+    null_counts: String,
+    lower: String,
+    upper: String,
+}
+
+async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<FileRow>> {
+    let mut rows = Vec::new();
+    let Some(snapshot) = md.current_snapshot() else {
+        return Ok(rows);
+    };
+    for m in &snapshot.manifests {
+        let spec = md.spec(m.spec_id)?;
+        let b = read_manifest(location, m, spec, None).await?;
+        let (Some(paths), Some(records), Some(sizes)) = (
+            b.column_by_name(PATH),
+            b.column_by_name(RECORD_COUNT),
+            b.column_by_name(FILE_SIZE),
+        ) else {
+            return crate::format_err!("manifest {} lacks path/size/record count", m.path);
+        };
+        let (paths, records, sizes) = (
+            paths.as_string::<i32>(),
+            records.as_primitive::<Int64Type>(),
+            sizes.as_primitive::<Int64Type>(),
+        );
+        let strings = b.column_by_name(PARTITION_STRINGS).map(|c| c.as_struct().clone());
+        let stats = b.column_by_name(STATS).map(|c| c.as_struct().clone());
+        for i in 0..b.num_rows() {
+            let partition = match &strings {
+                Some(s) => s
+                    .columns()
+                    .iter()
+                    .zip(s.column_names())
+                    .map(|(c, name)| {
+                        let v = c.as_string::<i32>();
+                        values::hive::partition_dir(name, (!v.is_null(i)).then(|| v.value(i)))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("/"),
+                None => String::new(),
+            };
+            let mut nulls = BTreeMap::new();
+            let mut lower = BTreeMap::new();
+            let mut upper = BTreeMap::new();
+            if let Some(stats) = &stats {
+                for (col, name) in stats.columns().iter().zip(stats.column_names()) {
+                    let Some(column) = name.parse::<i32>().ok().and_then(|id| spec.schema.field_by_id(id)) else {
+                        continue;
+                    };
+                    let s = col.as_struct();
+                    if let Some(n) = s.column_by_name(NULL_COUNT) {
+                        nulls.insert(column.name.clone(), n.as_primitive::<Int64Type>().value(i));
+                    }
+                    for (child, out) in [(MIN, &mut lower), (MAX, &mut upper)] {
+                        if let Some(a) = s.column_by_name(child)
+                            && !a.is_null(i)
+                        {
+                            let v = ScalarValue::try_from_array(a, i)?;
+                            let text = values::serialize(&v).ok().flatten().unwrap_or_else(|| v.to_string());
+                            out.insert(column.name.clone(), text);
+                        }
+                    }
+                }
+            }
+            rows.push(FileRow {
+                path: paths.value(i).to_string(),
+                spec_id: m.spec_id,
+                partition,
+                records: records.value(i),
+                size: sizes.value(i),
+                null_counts: serde_json::to_string(&nulls)?,
+                lower: serde_json::to_string(&lower)?,
+                upper: serde_json::to_string(&upper)?,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBatch> {
+    let r = file_rows(location, md).await?;
+    batch(
+        vec![
+            Field::new("path", DataType::Utf8, false),
+            Field::new("spec_id", DataType::Int32, false),
+            Field::new("partition", DataType::Utf8, false),
+            Field::new("record_count", DataType::Int64, false),
+            Field::new("file_size_in_bytes", DataType::Int64, false),
+            Field::new("null_counts", DataType::Utf8, false),
+            Field::new("lower_bounds", DataType::Utf8, false),
+            Field::new("upper_bounds", DataType::Utf8, false),
+        ],
+        vec![
+            Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.path.as_str()))),
+            Arc::new(Int32Array::from_iter_values(r.iter().map(|x| x.spec_id))),
+            Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.partition.as_str()))),
+            Arc::new(Int64Array::from_iter_values(r.iter().map(|x| x.records))),
+            Arc::new(Int64Array::from_iter_values(r.iter().map(|x| x.size))),
+            Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.null_counts.as_str()))),
+            Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.lower.as_str()))),
+            Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.upper.as_str()))),
+        ],
+    )
+}
+
+async fn partitions(location: &TableLocation, md: &TableMetadata) -> Result<RecordBatch> {
+    let mut groups: BTreeMap<(i32, String), (i64, i64, i64)> = BTreeMap::new();
+    for f in file_rows(location, md).await? {
+        let e = groups.entry((f.spec_id, f.partition)).or_default();
+        e.0 += 1;
+        e.1 += f.records;
+        e.2 += f.size;
+    }
+    batch(
+        vec![
+            Field::new("spec_id", DataType::Int32, false),
+            Field::new("partition", DataType::Utf8, false),
+            Field::new("file_count", DataType::Int64, false),
+            Field::new("record_count", DataType::Int64, false),
+            Field::new("total_size_in_bytes", DataType::Int64, false),
+        ],
+        vec![
+            Arc::new(Int32Array::from_iter_values(groups.keys().map(|k| k.0))),
+            Arc::new(StringArray::from_iter_values(groups.keys().map(|k| k.1.as_str()))),
+            Arc::new(Int64Array::from_iter_values(groups.values().map(|v| v.0))),
+            Arc::new(Int64Array::from_iter_values(groups.values().map(|v| v.1))),
+            Arc::new(Int64Array::from_iter_values(groups.values().map(|v| v.2))),
+        ],
+    )
+}
