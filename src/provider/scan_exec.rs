@@ -314,7 +314,8 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
         let files: Vec<_> = group.files().to_vec();
         let pruned = MetricBuilder::new(&self.metrics).counter("files_pruned_at_runtime", partition);
         let (runtime, filters, opened) = (Arc::clone(&self.runtime), self.filters.clone(), self.opened.clone());
-        let config = config.clone();
+        // One template without file lists; each opened file gets a copy with just itself.
+        let template = FileScanConfigBuilder::from(config.clone()).with_file_groups(vec![]).build();
         let schema = self.inner.schema();
         // Decide file by file, just before opening it: dynamic filters tighten as the query runs.
         let stream = futures::stream::iter(files)
@@ -323,21 +324,17 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
                     Some(info) => may_match(&runtime, &filters, info),
                     None => true,
                 };
-                if keep {
+                let opened_file = if keep {
                     opened.add(1);
+                    let one = FileScanConfigBuilder::from(template.clone())
+                        .with_file_groups(vec![FileGroup::new(vec![file])])
+                        .build();
+                    Some(DataSourceExec::from_data_source(one).execute(0, Arc::clone(&context)))
                 } else {
                     pruned.add(1);
-                }
-                let config = config.clone();
-                let context = Arc::clone(&context);
-                async move {
-                    keep.then(|| {
-                        let one = FileScanConfigBuilder::from(config)
-                            .with_file_groups(vec![FileGroup::new(vec![file])])
-                            .build();
-                        DataSourceExec::from_data_source(one).execute(0, context)
-                    })
-                }
+                    None
+                };
+                async move { opened_file }
             })
             .try_flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream.boxed())))
