@@ -315,7 +315,9 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
         let pruned = MetricBuilder::new(&self.metrics).counter("files_pruned_at_runtime", partition);
         let (runtime, filters, opened) = (Arc::clone(&self.runtime), self.filters.clone(), self.opened.clone());
         // One template without file lists; each opened file gets a copy with just itself.
-        let template = FileScanConfigBuilder::from(config.clone()).with_file_groups(vec![]).build();
+        let template = FileScanConfigBuilder::from(config.clone())
+            .with_file_groups(vec![])
+            .build();
         let schema = self.inner.schema();
         // Decide file by file, just before opening it: dynamic filters tighten as the query runs.
         let stream = futures::stream::iter(files)
