@@ -25,6 +25,7 @@ pub mod store;
 pub mod table;
 pub mod transform;
 pub mod values;
+pub mod variant;
 
 pub use catalog::{Warehouse, WarehouseSchema};
 pub use error::{Error, Result};

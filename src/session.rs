@@ -24,10 +24,7 @@ use crate::sql::{StatementResult, execute_sql};
 /// A new session whose default schema is the warehouse at `dir`.
 pub async fn session(dir: impl AsRef<std::path::Path>) -> Result<SessionContext> {
     let config = SessionConfig::new().with_information_schema(true);
-    let state = SessionStateBuilder::new()
-        .with_config(config)
-        .with_default_features()
-        .build();
+    let state = with_hidden_partitions(SessionStateBuilder::new().with_config(config).with_default_features()).build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_warehouse(Warehouse::local(dir)?).await?;
     Ok(ctx)
@@ -51,11 +48,14 @@ pub fn install_physical_rule(ctx: &SessionContext) {
     *guard = rebuilt;
 }
 
-/// Add this crate's pieces that a `SessionStateBuilder` can carry (the
-/// physical optimizer rule); the warehouse and functions are registered on
-/// the built context with [`SessionContextExt::register_warehouse`].
+/// Add this crate's pieces that a `SessionStateBuilder` can carry: the
+/// physical optimizer rule and the `VARIANT` type planner. The warehouse and
+/// the SQL functions are registered on the built context with
+/// [`SessionContextExt::register_warehouse`].
 pub fn with_hidden_partitions(builder: SessionStateBuilder) -> SessionStateBuilder {
-    builder.with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
+    builder
+        .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
+        .with_type_planner(Arc::new(crate::variant::VariantTypePlanner))
 }
 
 #[async_trait]

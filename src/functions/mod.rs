@@ -1,4 +1,5 @@
-//! SQL functions this crate adds to a session.
+//! SQL functions this crate adds to a session: the partition transforms
+//! and the Variant functions (`parse_json`, `variant_get`, `to_json`, …).
 
 pub mod transforms;
 
@@ -11,4 +12,5 @@ pub fn register_functions(ctx: &SessionContext) {
     for f in transform_functions() {
         ctx.register_udf(f.as_ref().clone());
     }
+    crate::variant::register_functions(ctx);
 }

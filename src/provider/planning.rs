@@ -6,7 +6,7 @@
 //! whose column statistics (min/max/null counts) cannot match. All of it is
 //! columnar: one kernel call per predicate leaf per manifest.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StructArray};
@@ -54,6 +54,21 @@ pub struct SpecFileCount {
 pub struct FilePlan {
     pub files: Vec<PlannedFile>,
     pub counts: Vec<SpecFileCount>,
+    /// Per field id, bounds and null counts over the selected files (when
+    /// every selected file has them).
+    pub column_stats: BTreeMap<i32, ColumnSummary>,
+}
+
+/// Min, max and null count of one column over a set of files.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnSummary {
+    pub min: Option<ScalarValue>,
+    pub max: Option<ScalarValue>,
+    pub null_count: u64,
+    /// False once a selected file lacked bounds (then min/max are unknown).
+    pub bounds_complete: bool,
+    /// False once a selected file lacked the column's statistics entirely.
+    pub nulls_complete: bool,
 }
 
 impl FilePlan {
@@ -103,16 +118,34 @@ pub async fn plan_files(
     let Some(snapshot) = snapshot else { return Ok(plan) };
     let predicate = source_predicate(filters, &current.schema);
     // Field ids whose statistics the filters can use.
-    let stats_ids: Vec<i32> = filters
-        .iter()
-        .flat_map(|f| f.column_refs())
-        .filter_map(|c| current.schema.field_by_name(&c.name).map(|f| f.id))
-        .collect();
+    // Without filters, every column's statistics are read: they answer MIN / MAX / COUNT.
+    let summarize = filters.is_empty();
+    let stats_ids: Vec<i32> = if summarize {
+        current.schema.fields.iter().map(|f| f.id).collect()
+    } else {
+        filters
+            .iter()
+            .flat_map(|f| f.column_refs())
+            .filter_map(|c| current.schema.field_by_name(&c.name).map(|f| f.id))
+            .collect()
+    };
+    if summarize {
+        for id in &stats_ids {
+            plan.column_stats.insert(
+                *id,
+                ColumnSummary {
+                    bounds_complete: true,
+                    nulls_complete: true,
+                    ..Default::default()
+                },
+            );
+        }
+    }
     for manifest in &snapshot.manifests {
         let spec = metadata.spec(manifest.spec_id)?;
         let bound = spec.partition_spec.bind(&spec.schema)?;
         let projected = project_inclusive(&predicate, &bound);
-        let columns = needed_columns(stats_pruning.is_some().then_some(&stats_ids), spec);
+        let columns = needed_columns((stats_pruning.is_some() || summarize).then_some(&stats_ids), spec);
         let batch = read_manifest(location, manifest, spec, Some(&columns)).await?;
         let total = batch.num_rows();
         let mut keep = partition_mask(&batch, &projected, spec)?;
@@ -127,6 +160,9 @@ pub async fn plan_files(
             keep = and(&keep, &by_stats)?;
         }
         let survivors = filter_record_batch(&batch, &keep)?;
+        if summarize && survivors.num_rows() > 0 {
+            summarize_stats(&survivors, spec, &current.schema, &mut plan.column_stats)?;
+        }
         let selected_bytes: u64 = survivors
             .column_by_name(FILE_SIZE)
             .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())
@@ -168,6 +204,79 @@ pub async fn plan_files(
         }
     }
     Ok(plan)
+}
+
+/// Fold the statistics of `survivors` (files of `spec`) into `out`, by field id.
+fn summarize_stats(
+    survivors: &RecordBatch,
+    spec: &TableSpec,
+    current: &Schema,
+    out: &mut BTreeMap<i32, ColumnSummary>,
+) -> Result<()> {
+    use datafusion::functions_aggregate::min_max::{MaxAccumulator, MinAccumulator};
+    use datafusion::logical_expr::Accumulator;
+    let stats = survivors.column_by_name(STATS).map(|c| c.as_struct().clone());
+    for (id, summary) in out.iter_mut() {
+        let column = stats
+            .as_ref()
+            .and_then(|s| s.column_by_name(&id.to_string()))
+            .map(|c| c.as_struct().clone());
+        let Some(column) = column.filter(|_| spec.schema.field_by_id(*id).is_some()) else {
+            summary.bounds_complete = false;
+            summary.nulls_complete = false;
+            continue;
+        };
+        match column.column_by_name(NULL_COUNT) {
+            Some(n) => {
+                summary.null_count += n
+                    .as_primitive::<Int64Type>()
+                    .values()
+                    .iter()
+                    .map(|v| *v as u64)
+                    .sum::<u64>()
+            }
+            None => summary.nulls_complete = false,
+        }
+        let want = current
+            .field_by_id(*id)
+            .map(|f| crate::spec::types::strip_metadata(&f.field_type.to_arrow()));
+        let (Some(mins), Some(maxs), Some(want)) = (column.column_by_name(MIN), column.column_by_name(MAX), want)
+        else {
+            summary.bounds_complete = false;
+            continue;
+        };
+        // A file whose values are all NULL has no bounds but doesn't widen them.
+        let nulls = column
+            .column_by_name(NULL_COUNT)
+            .map(|n| n.as_primitive::<Int64Type>().clone());
+        let rows = survivors
+            .column_by_name(RECORD_COUNT)
+            .map(|r| r.as_primitive::<Int64Type>().clone());
+        for i in 0..survivors.num_rows() {
+            let all_null = matches!((&nulls, &rows), (Some(n), Some(r)) if n.value(i) == r.value(i));
+            if mins.is_null(i) && !all_null {
+                summary.bounds_complete = false;
+            }
+        }
+        if !summary.bounds_complete {
+            continue;
+        }
+        let (mins, maxs) = (cast(mins, &want)?, cast(maxs, &want)?);
+        let mut lo = MinAccumulator::try_new(&want)?;
+        let mut hi = MaxAccumulator::try_new(&want)?;
+        lo.update_batch(&[mins])?;
+        hi.update_batch(&[maxs])?;
+        if let Some(m) = &summary.min {
+            lo.update_batch(&[m.to_array()?])?;
+        }
+        if let Some(m) = &summary.max {
+            hi.update_batch(&[m.to_array()?])?;
+        }
+        let (lo, hi) = (lo.evaluate()?, hi.evaluate()?);
+        summary.min = (!lo.is_null()).then_some(lo);
+        summary.max = (!hi.is_null()).then_some(hi);
+    }
+    Ok(())
 }
 
 /// The manifest columns a scan needs: file identity, partition values (for

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
-use datafusion::common::{SchemaExt, Statistics, not_impl_err, project_schema};
+use datafusion::common::{ScalarValue, SchemaExt, Statistics, not_impl_err, project_schema};
 use datafusion::datasource::TableType;
 use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -148,6 +148,32 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         let mut statistics = Statistics::new_unknown(&self.schema);
         statistics.num_rows = Precision::Exact(rows as usize);
         statistics.total_byte_size = Precision::Inexact(bytes as usize);
+        let current = &self.version.metadata.current_spec()?.schema;
+        for (field, col) in current.fields.iter().zip(statistics.column_statistics.iter_mut()) {
+            let Some(summary) = plan.column_stats.get(&field.id) else {
+                continue;
+            };
+            if summary.nulls_complete {
+                col.null_count = Precision::Exact(summary.null_count as usize);
+            }
+            if summary.bounds_complete {
+                // Float bounds are widened at zero (see manifest::stats): not exact values.
+                let exact = !field.field_type.to_arrow().is_floating();
+                let wrap = |v: &ScalarValue| {
+                    if exact {
+                        Precision::Exact(v.clone())
+                    } else {
+                        Precision::Inexact(v.clone())
+                    }
+                };
+                if let Some(min) = &summary.min {
+                    col.min_value = wrap(min);
+                }
+                if let Some(max) = &summary.max {
+                    col.max_value = wrap(max);
+                }
+            }
+        }
         let groups = balance(&plan.files, state.config().target_partitions());
         let source = Arc::new(ParquetSource::new(Arc::clone(&self.schema)));
         let config = FileScanConfigBuilder::new(self.table.location.store_url.clone(), source)

@@ -62,6 +62,13 @@ impl PartitionSpec {
                     );
                 };
                 let source = &schema.fields[source_index];
+                if source.field_type == crate::spec::Type::Variant {
+                    return invalid!(
+                        "partition field {:?}: column {:?} is a VARIANT, which cannot be a partition source (variant values have no order)",
+                        field.name,
+                        source.name
+                    );
+                }
                 let source_type = source.field_type.to_arrow();
                 let result_type = field.transform.result_type(&source_type).map_err(|e| {
                     crate::error::Error::Invalid(format!(

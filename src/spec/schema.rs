@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::datatypes::{Schema as ArrowSchema, SchemaRef};
 use serde::{Deserialize, Serialize};
 
-use super::types::{NestedField, PrimitiveType, Type, strip_metadata};
+use super::types::{NestedField, PrimitiveType, Type};
 use crate::error::Result;
 use crate::invalid;
 
@@ -59,10 +59,7 @@ impl Schema {
     /// The engine-facing Arrow schema (no field-id metadata).
     pub fn arrow_schema(&self) -> SchemaRef {
         Arc::new(ArrowSchema::new(
-            self.fields
-                .iter()
-                .map(|f| Field::new(&f.name, strip_metadata(&f.field_type.to_arrow()), !f.required))
-                .collect::<Vec<_>>(),
+            self.fields.iter().map(|f| f.to_engine_arrow()).collect::<Vec<_>>(),
         ))
     }
 
@@ -101,7 +98,7 @@ impl Schema {
     pub fn highest_field_id(&self) -> i32 {
         fn walk(t: &Type, max: &mut i32) {
             match t {
-                Type::Primitive(_) => {}
+                Type::Primitive(_) | Type::Variant => {}
                 Type::Struct(fs) => {
                     for f in fs {
                         *max = (*max).max(f.id);
@@ -136,7 +133,7 @@ impl Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::arrow::datatypes::DataType;
+    use datafusion::arrow::datatypes::{DataType, Field};
 
     #[test]
     fn ids_are_assigned_in_order_and_round_trip() {

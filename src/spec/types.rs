@@ -57,10 +57,14 @@ pub enum PrimitiveType {
     Fixed(i32),
 }
 
-/// A column type: primitive or nested. Nested children carry field ids.
+/// A column type: primitive, variant or nested. Nested children carry field ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Type {
     Primitive(PrimitiveType),
+    /// Semi-structured data: in Arrow and Parquet a struct of binary
+    /// `metadata` and `value` (Variant binary encoding), marked with the
+    /// `arrow.parquet.variant` extension.
+    Variant,
     Struct(Vec<NestedField>),
     List {
         element_id: i32,
@@ -219,6 +223,7 @@ impl Type {
     pub fn to_arrow(&self) -> DataType {
         match self {
             Type::Primitive(p) => p.to_arrow(),
+            Type::Variant => crate::variant::variant_data_type(),
             Type::Struct(fields) => DataType::Struct(fields_to_arrow(fields)),
             Type::List {
                 element_id,
@@ -257,6 +262,9 @@ impl Type {
 
     /// Build a type from Arrow, assigning fresh ids to nested children with `next_id`.
     pub fn from_arrow(dt: &DataType, next_id: &mut dyn FnMut() -> i32) -> Result<Type> {
+        if crate::variant::arrow_type::is_variant_type(dt) {
+            return Ok(Type::Variant);
+        }
         Ok(match dt {
             DataType::Struct(fields) => {
                 let mut out = Vec::with_capacity(fields.len());
@@ -310,10 +318,24 @@ pub fn fields_to_arrow(fields: &[NestedField]) -> Fields {
 impl NestedField {
     /// The Arrow field, with the field id in its metadata (`PARQUET:field_id`).
     pub fn to_arrow(&self) -> Field {
-        with_field_id(
+        let field = with_field_id(
             Field::new(&self.name, self.field_type.to_arrow(), !self.required),
             self.id,
-        )
+        );
+        if self.field_type == Type::Variant {
+            let mut md = field.metadata().clone();
+            md.extend(crate::variant::variant_field(&self.name, true).metadata().clone());
+            return field.with_metadata(md);
+        }
+        field
+    }
+
+    /// The engine-facing Arrow field: no field ids, the variant marker kept.
+    pub fn to_engine_arrow(&self) -> Field {
+        if self.field_type == Type::Variant {
+            return crate::variant::variant_field(&self.name, !self.required);
+        }
+        Field::new(&self.name, strip_metadata(&self.field_type.to_arrow()), !self.required)
     }
 }
 
@@ -381,6 +403,7 @@ impl Serialize for Type {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let json = match self.clone() {
             Type::Primitive(p) => TypeJson::Primitive(p.to_string()),
+            Type::Variant => TypeJson::Primitive("variant".to_string()),
             Type::Struct(fields) => TypeJson::Nested(NestedJson::Struct { fields }),
             Type::List {
                 element_id,
@@ -412,6 +435,7 @@ impl Serialize for Type {
 impl<'de> Deserialize<'de> for Type {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(match TypeJson::deserialize(d)? {
+            TypeJson::Primitive(s) if s == "variant" => Type::Variant,
             TypeJson::Primitive(s) => Type::Primitive(s.parse().map_err(serde::de::Error::custom)?),
             TypeJson::Nested(NestedJson::Struct { fields }) => Type::Struct(fields),
             TypeJson::Nested(NestedJson::List {
