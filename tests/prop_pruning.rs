@@ -200,38 +200,40 @@ async fn rows_of(ctx: &datafusion::prelude::SessionContext, sql: &str) -> String
     pretty_format_batches(&results[0].batches).unwrap().to_string()
 }
 
+/// A session with table `t` (layout `partitioning`) filled chunk by chunk
+/// (one insert each, so several files), and `reference`, a plain in-memory
+/// table with the same rows.
+async fn setup(partitioning: &str, chunks: &[Vec<Row>]) -> (tempfile::TempDir, datafusion::prelude::SessionContext) {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    let create = format!("CREATE TABLE t (id BIGINT, ts TIMESTAMP, s VARCHAR, n INT, d DATE, x DOUBLE) {partitioning}");
+    execute_sql(&ctx, &create).await.unwrap();
+    for (i, chunk) in chunks.iter().enumerate() {
+        ctx.register_batch(&format!("src{i}"), batch(chunk)).unwrap();
+        execute_sql(
+            &ctx,
+            &format!("INSERT INTO t SELECT id, CAST(ts AS TIMESTAMP), s, n, d, x FROM src{i}"),
+        )
+        .await
+        .unwrap();
+    }
+    let all: Vec<Row> = chunks.iter().flatten().cloned().collect();
+    let full = batch(&all);
+    ctx.register_table(
+        "reference",
+        Arc::new(MemTable::try_new(full.schema(), vec![vec![full]]).unwrap()),
+    )
+    .unwrap();
+    (dir, ctx)
+}
+
 fn check(layout: usize, chunks: Vec<Vec<Row>>, predicates: Vec<String>) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = session(dir.path()).await.unwrap();
-        execute_sql(
-            &ctx,
-            &format!(
-                "CREATE TABLE t (id BIGINT, ts TIMESTAMP, s VARCHAR, n INT, d DATE, x DOUBLE) {}",
-                LAYOUTS[layout]
-            ),
-        )
-        .await
-        .unwrap();
-        let all: Vec<Row> = chunks.iter().flatten().cloned().collect();
-        for (i, chunk) in chunks.iter().enumerate() {
-            let b = batch(chunk);
-            let name = format!("src{i}");
-            ctx.register_batch(&name, b).unwrap();
-            execute_sql(
-                &ctx,
-                &format!("INSERT INTO t SELECT id, CAST(ts AS TIMESTAMP), s, n, d, x FROM {name}"),
-            )
-            .await
-            .unwrap();
-        }
-        let full = batch(&all);
-        let mem = MemTable::try_new(full.schema(), vec![vec![full]]).unwrap();
-        ctx.register_table("reference", Arc::new(mem)).unwrap();
+        let (_dir, ctx) = setup(LAYOUTS[layout], &chunks).await;
         for p in &predicates {
             let cols = "id, CAST(ts AS TIMESTAMP(6)) AS ts, s, n, d, x";
             let order = "ORDER BY id, ts, s, n, d, x";
@@ -273,24 +275,7 @@ fn check_join(layout: usize, chunks: Vec<Vec<Row>>, keys: Vec<i64>, strings: Vec
         .build()
         .unwrap();
     rt.block_on(async {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = session(dir.path()).await.unwrap();
-        execute_sql(
-            &ctx,
-            &format!("CREATE TABLE t (id BIGINT, ts TIMESTAMP, s VARCHAR, n INT, d DATE, x DOUBLE) {}", JOIN_LAYOUTS[layout]),
-        )
-        .await
-        .unwrap();
-        let all: Vec<Row> = chunks.iter().flatten().cloned().collect();
-        for (i, chunk) in chunks.iter().enumerate() {
-            ctx.register_batch(&format!("src{i}"), batch(chunk)).unwrap();
-            execute_sql(&ctx, &format!("INSERT INTO t SELECT id, CAST(ts AS TIMESTAMP), s, n, d, x FROM src{i}"))
-                .await
-                .unwrap();
-        }
-        let full = batch(&all);
-        ctx.register_table("reference", Arc::new(MemTable::try_new(full.schema(), vec![vec![full]]).unwrap()))
-            .unwrap();
+        let (_dir, ctx) = setup(JOIN_LAYOUTS[layout], &chunks).await;
         let keys: Vec<String> = keys.iter().map(|k| format!("({k})")).collect();
         execute_sql(&ctx, &format!("CREATE VIEW dim_k AS VALUES {}", keys.join(", "))).await.unwrap();
         let strings: Vec<String> = strings.iter().map(|s| format!("({})", sql_str(s))).collect();

@@ -280,7 +280,8 @@ fn literal(expr: &Expr) -> Option<ScalarValue> {
     }
 }
 
-fn binary_op(op: Operator) -> Option<BinaryOp> {
+/// The comparison operators the predicate language knows.
+pub(crate) fn binary_op(op: Operator) -> Option<BinaryOp> {
     Some(match op {
         Operator::Eq => BinaryOp::Eq,
         Operator::NotEq => BinaryOp::NotEq,

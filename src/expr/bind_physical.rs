@@ -16,8 +16,8 @@ use datafusion::physical_expr::expressions::{
 };
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 
-use super::bind::{exact_literal, is_widening};
-use super::predicate::{BinaryOp, Predicate, SetOp, UnaryOp};
+use super::bind::{binary_op, exact_literal, is_widening};
+use super::predicate::{Predicate, SetOp, UnaryOp};
 use crate::spec::Schema;
 
 /// Snapshot dynamic parts of `expr` and bind it against `schema`.
@@ -117,14 +117,8 @@ fn bind(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Predicate {
 }
 
 fn comparison(left: &Arc<dyn PhysicalExpr>, op: Operator, right: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Predicate {
-    let op = match op {
-        Operator::Eq => BinaryOp::Eq,
-        Operator::NotEq => BinaryOp::NotEq,
-        Operator::Lt => BinaryOp::Lt,
-        Operator::LtEq => BinaryOp::LtEq,
-        Operator::Gt => BinaryOp::Gt,
-        Operator::GtEq => BinaryOp::GtEq,
-        _ => return Predicate::Unknown,
+    let Some(op) = binary_op(op) else {
+        return Predicate::Unknown;
     };
     let (t, v, op) = match (term(left, schema), literal(right), term(right, schema), literal(left)) {
         (Some(t), Some(v), _, _) => (t, v, op),

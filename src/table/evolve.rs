@@ -102,6 +102,27 @@ fn new_field(md: &TableMetadata, def: &PartitionFieldDef, next_id: &mut i32) -> 
     })
 }
 
+/// Insert `f` at `at` unless the spec already partitions the same source the same way.
+fn insert_unique(
+    fields: &mut Vec<PartitionField>,
+    at: usize,
+    f: PartitionField,
+    def: &PartitionFieldDef,
+) -> Result<()> {
+    if fields
+        .iter()
+        .any(|g| g.source_id == f.source_id && g.transform == f.transform)
+    {
+        return invalid!(
+            "the spec already has a partition field {}({})",
+            def.transform,
+            def.source
+        );
+    }
+    fields.insert(at, f);
+    Ok(())
+}
+
 /// The metadata after `change`: pure, so a commit can re-apply it after a lost race.
 pub fn apply(md: &TableMetadata, change: &PartitionChange) -> Result<TableMetadata> {
     let current = md.current_spec()?;
@@ -110,17 +131,8 @@ pub fn apply(md: &TableMetadata, change: &PartitionChange) -> Result<TableMetada
     match change {
         PartitionChange::Add(def) => {
             let f = new_field(md, def, &mut next_id)?;
-            if fields
-                .iter()
-                .any(|g| g.source_id == f.source_id && g.transform == f.transform)
-            {
-                return invalid!(
-                    "the spec already has a partition field {}({})",
-                    def.transform,
-                    def.source
-                );
-            }
-            fields.push(f);
+            let at = fields.len();
+            insert_unique(&mut fields, at, f, def)?;
         }
         PartitionChange::Drop(r) => {
             let i = find(md, &current.partition_spec, r)?;
@@ -130,17 +142,7 @@ pub fn apply(md: &TableMetadata, change: &PartitionChange) -> Result<TableMetada
             let i = find(md, &current.partition_spec, r)?;
             fields.remove(i);
             let f = new_field(md, def, &mut next_id)?;
-            if fields
-                .iter()
-                .any(|g| g.source_id == f.source_id && g.transform == f.transform)
-            {
-                return invalid!(
-                    "the spec already has a partition field {}({})",
-                    def.transform,
-                    def.source
-                );
-            }
-            fields.insert(i, f);
+            insert_unique(&mut fields, i, f, def)?;
         }
     }
     // A field id must not name two definitions in one spec.
