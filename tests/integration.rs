@@ -210,3 +210,58 @@ fn walk(p: &std::path::Path) -> usize {
         })
         .unwrap_or(0)
 }
+
+#[tokio::test]
+async fn time_travel_by_snapshot_id_and_timestamp() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(&ctx, "CREATE TABLE tt (id BIGINT, s VARCHAR) PARTITIONED BY (s)")
+        .await
+        .unwrap();
+    let mut stamps = Vec::new();
+    for i in 1..=3 {
+        execute_sql(&ctx, &format!("INSERT INTO tt VALUES ({i}, 'p{i}')"))
+            .await
+            .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        stamps.push(chrono::Utc::now());
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let snaps = execute_sql(
+        &ctx,
+        "SELECT snapshot_id FROM \"tt$snapshots\" ORDER BY sequence_number",
+    )
+    .await
+    .unwrap();
+    let ids: Vec<i64> = snaps[0]
+        .batches
+        .iter()
+        .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+        .collect();
+    assert_eq!(ids.len(), 3);
+    for (n, id) in ids.iter().enumerate() {
+        assert_eq!(
+            count(&ctx, &format!("SELECT count(*) FROM \"tt@{id}\"")).await,
+            n as i64 + 1
+        );
+    }
+    for (n, t) in stamps.iter().enumerate() {
+        let sql = format!(
+            "SELECT count(*) FROM \"tt@{}\"",
+            t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        );
+        assert_eq!(count(&ctx, &sql).await, n as i64 + 1, "{sql}");
+    }
+    // Pruning works on the old snapshot too.
+    let files = text(
+        &ctx,
+        &format!("EXPLAIN FILES SELECT * FROM \"tt@{}\" WHERE s = 'p1'", ids[1]),
+    )
+    .await;
+    assert!(files.contains("1/2"), "{files}");
+    // Read-only.
+    let err = execute_sql(&ctx, &format!("INSERT INTO \"tt@{}\" VALUES (9, 'x')", ids[0]))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("as of a snapshot"), "{err}");
+}

@@ -124,6 +124,12 @@ impl SchemaProvider for WarehouseSchema {
         if let Some(t) = self.others.read().ok().and_then(|o| o.get(name).cloned()) {
             return Ok(Some(t));
         }
+        if let Some((table, selector)) = name.split_once('@') {
+            let Some(t) = self.load_table(table).await? else {
+                return Ok(None);
+            };
+            return Ok(Some(Arc::new(t.at(selector)?)));
+        }
         if let Some((table, kind)) = name.split_once('$') {
             let Some(t) = self.load_table(table).await? else {
                 return Ok(None);

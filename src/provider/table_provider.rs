@@ -37,12 +37,64 @@ pub struct HiddenPartitionsTable {
     table: Table,
     version: Versioned,
     schema: SchemaRef,
+    /// Time travel: read this snapshot instead of the current one (read-only).
+    as_of: Option<i64>,
 }
 
 impl HiddenPartitionsTable {
     pub fn try_new(table: Table, version: Versioned) -> crate::error::Result<Self> {
         let schema = version.metadata.current_spec()?.schema.arrow_schema();
-        Ok(Self { table, version, schema })
+        Ok(Self {
+            table,
+            version,
+            schema,
+            as_of: None,
+        })
+    }
+
+    /// The table as of a snapshot: `@<snapshot id>`, or `@<timestamp>` (the
+    /// last snapshot committed at or before it, e.g. `2024-05-01T12:00:00Z`
+    /// or `2024-05-01 12:00:00` in UTC).
+    pub fn at(mut self, selector: &str) -> crate::error::Result<Self> {
+        let md = &self.version.metadata;
+        let snapshot = if let Ok(id) = selector.parse::<i64>() {
+            md.snapshot(id).map(|s| s.snapshot_id).ok_or_else(|| {
+                crate::error::Error::Invalid(format!("table {} has no snapshot {id}", self.table.name))
+            })?
+        } else {
+            let ts = chrono::DateTime::parse_from_rfc3339(selector)
+                .map(|t| t.timestamp_millis())
+                .or_else(|_| {
+                    chrono::NaiveDateTime::parse_from_str(selector, "%Y-%m-%d %H:%M:%S%.f")
+                        .map(|t| t.and_utc().timestamp_millis())
+                })
+                .map_err(|_| {
+                    crate::error::Error::Invalid(format!(
+                        "cannot read {selector:?} as a snapshot id or a timestamp (e.g. 2024-05-01T12:00:00Z)"
+                    ))
+                })?;
+            md.snapshots
+                .iter()
+                .filter(|s| s.timestamp_ms <= ts)
+                .max_by_key(|s| (s.timestamp_ms, s.sequence_number))
+                .map(|s| s.snapshot_id)
+                .ok_or_else(|| {
+                    crate::error::Error::Invalid(format!(
+                        "table {} has no snapshot at or before {selector}",
+                        self.table.name
+                    ))
+                })?
+        };
+        self.as_of = Some(snapshot);
+        Ok(self)
+    }
+
+    /// The snapshot this provider reads.
+    pub fn snapshot(&self) -> Option<&crate::spec::Snapshot> {
+        match self.as_of {
+            Some(id) => self.version.metadata.snapshot(id),
+            None => self.version.metadata.current_snapshot(),
+        }
     }
 
     pub fn table(&self) -> &Table {
@@ -61,14 +113,7 @@ impl HiddenPartitionsTable {
     pub async fn plan_files(&self, state: &dyn Session, filters: &[Expr]) -> Result<FilePlan> {
         let md = &self.version.metadata;
         let pruning = stats_pruning_predicate(state, filters, &self.schema);
-        Ok(plan_files(
-            &self.table.location,
-            md,
-            md.current_snapshot(),
-            filters,
-            pruning.as_deref(),
-        )
-        .await?)
+        Ok(plan_files(&self.table.location, md, self.snapshot(), filters, pruning.as_deref()).await?)
     }
 }
 
@@ -197,8 +242,8 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
         let md = &self.version.metadata;
         let current = md.current_spec()?;
-        let spec_ids: BTreeSet<i32> = md
-            .current_snapshot()
+        let spec_ids: BTreeSet<i32> = self
+            .snapshot()
             .map(|s| s.manifests.iter().map(|m| m.spec_id).collect())
             .unwrap_or_default();
         let mut bound = Vec::with_capacity(spec_ids.len());
@@ -225,6 +270,12 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        if self.as_of.is_some() {
+            return not_impl_err!(
+                "table {} is read as of a snapshot; write to the table itself",
+                self.table.name
+            );
+        }
         if insert_op != InsertOp::Append {
             return not_impl_err!(
                 "{insert_op} is not supported for table {}; only INSERT INTO (append) is",
