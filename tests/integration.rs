@@ -265,3 +265,37 @@ async fn time_travel_by_snapshot_id_and_timestamp() {
         .unwrap_err();
     assert!(err.to_string().contains("as of a snapshot"), "{err}");
 }
+
+/// One insert per day makes one manifest per day: a one-day query reads one
+/// manifest, the others are skipped whole by their partition summaries.
+#[tokio::test]
+async fn manifests_are_skipped_by_their_partition_summaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(
+        &ctx,
+        "CREATE TABLE d (id BIGINT, ts TIMESTAMP) PARTITIONED BY (day(ts))",
+    )
+    .await
+    .unwrap();
+    for day in 1..=5 {
+        execute_sql(&ctx, &format!("INSERT INTO d VALUES ({day}, TIMESTAMP '2024-01-0{day} 10:00:00'), ({day}, TIMESTAMP '2024-01-0{day} 11:00:00')"))
+            .await
+            .unwrap();
+    }
+    let plan = text(
+        &ctx,
+        "EXPLAIN ANALYZE SELECT * FROM d WHERE ts >= TIMESTAMP '2024-01-04 00:00:00'",
+    )
+    .await;
+    assert!(plan.contains("spec0_manifest_files_skipped_by_summary=3"), "{plan}");
+    assert!(plan.contains("files=2/5"), "{plan}");
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT count(*) FROM d WHERE ts >= TIMESTAMP '2024-01-04 00:00:00'"
+        )
+        .await,
+        4
+    );
+}

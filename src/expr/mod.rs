@@ -12,6 +12,7 @@ pub mod normalize;
 pub mod predicate;
 pub mod project;
 pub mod rewrite_not;
+pub mod summary;
 
 pub use bind::bind;
 pub use bind_physical::bind_physical;

@@ -19,6 +19,7 @@ use datafusion::logical_expr::utils::conjunction;
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 
 use crate::error::Result;
+use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, bind, evaluate, project_inclusive, rewrite_not};
 use crate::manifest::format::{FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION, PATH, RECORD_COUNT, STATS};
 use crate::manifest::read_manifest;
@@ -42,12 +43,16 @@ pub struct SpecFileCount {
     pub spec_id: i32,
     pub selected: usize,
     pub total: usize,
+    /// Files in manifests skipped whole, by their partition summaries.
+    pub pruned_by_manifest_summary: usize,
     /// Files dropped by the projected partition predicate.
     pub pruned_by_partition: usize,
     /// Files dropped by column statistics (after the partition predicate).
     pub pruned_by_stats: usize,
     /// Bytes of the selected files.
     pub selected_bytes: u64,
+    /// Bytes of all files considered.
+    pub total_bytes: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -145,6 +150,14 @@ pub async fn plan_files(
         let spec = metadata.spec(manifest.spec_id)?;
         let bound = spec.partition_spec.bind(&spec.schema)?;
         let projected = project_inclusive(&predicate, &bound);
+        if !manifest_may_match(&projected, &bound, &manifest.partitions) {
+            let files = manifest.file_count as usize;
+            plan.count(spec.spec_id, |c| {
+                c.total += files;
+                c.pruned_by_manifest_summary += files;
+            });
+            continue;
+        }
         let columns = needed_columns((stats_pruning.is_some() || summarize).then_some(&stats_ids), spec);
         let batch = read_manifest(location, manifest, spec, Some(&columns)).await?;
         let total = batch.num_rows();
@@ -159,6 +172,10 @@ pub async fn plan_files(
             let by_stats = BooleanArray::from(pruning.prune(&stats)?);
             keep = and(&keep, &by_stats)?;
         }
+        let total_bytes: u64 = batch
+            .column_by_name(FILE_SIZE)
+            .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())
+            .unwrap_or(0);
         let survivors = filter_record_batch(&batch, &keep)?;
         if summarize && survivors.num_rows() > 0 {
             summarize_stats(&survivors, spec, &current.schema, &mut plan.column_stats)?;
@@ -173,6 +190,7 @@ pub async fn plan_files(
             c.pruned_by_partition += total - after_partition;
             c.pruned_by_stats += after_partition - survivors.num_rows();
             c.selected_bytes += selected_bytes;
+            c.total_bytes += total_bytes;
         });
         let paths = survivors.column_by_name(PATH).map(|c| c.as_string::<i32>().clone());
         let sizes = survivors

@@ -88,9 +88,14 @@ impl HiddenPartitionsScanExec {
             let add = |name: String, v: usize| MetricBuilder::new(&metrics).global_counter(name).add(v);
             add(format!("spec{spec}_files_total"), c.total);
             add(format!("spec{spec}_files_selected"), c.selected);
+            add(
+                format!("spec{spec}_manifest_files_skipped_by_summary"),
+                c.pruned_by_manifest_summary,
+            );
             add(format!("spec{spec}_files_pruned_by_partition"), c.pruned_by_partition);
             add(format!("spec{spec}_files_pruned_by_stats"), c.pruned_by_stats);
             add(format!("spec{spec}_bytes_selected"), c.selected_bytes as usize);
+            add(format!("spec{spec}_bytes_total"), c.total_bytes as usize);
         }
         Self {
             table,
