@@ -299,3 +299,30 @@ async fn manifests_are_skipped_by_their_partition_summaries() {
         4
     );
 }
+
+/// A join's dynamic filter rules out whole manifests at run time by their
+/// partition summaries, then single files by their partition values.
+#[tokio::test]
+async fn dynamic_filters_skip_whole_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(
+        &ctx,
+        "SET datafusion.execution.target_partitions = 1;
+         CREATE TABLE f (customer BIGINT, v BIGINT) PARTITIONED BY (customer);
+         INSERT INTO f SELECT value, value + 0 AS v FROM generate_series(1, 10) AS t(value);
+         INSERT INTO f SELECT value, value + 0 AS v FROM generate_series(11, 20) AS t(value);
+         INSERT INTO f SELECT value, value + 0 AS v FROM generate_series(21, 30) AS t(value);
+         CREATE TABLE k (customer BIGINT); INSERT INTO k VALUES (12), (15)",
+    )
+    .await
+    .unwrap();
+    let sql = "SELECT sum(f.v) FROM f JOIN k ON f.customer = k.customer";
+    let plan = text(&ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
+    assert!(
+        plan.contains("files_pruned_at_runtime_by_manifest_summary=20"),
+        "{plan}"
+    );
+    assert!(plan.contains("files_opened=2"), "{plan}");
+    assert_eq!(count(&ctx, sql).await, 27);
+}

@@ -35,6 +35,8 @@ pub struct PlannedFile {
     pub spec_id: i32,
     /// Partition values in the spec's field order (for run-time pruning).
     pub partition: Vec<ScalarValue>,
+    /// Index of the file's manifest in the snapshot's manifest list.
+    pub manifest: usize,
 }
 
 /// Selected and total files of one table spec.
@@ -146,7 +148,7 @@ pub async fn plan_files(
             );
         }
     }
-    for manifest in &snapshot.manifests {
+    for (manifest_index, manifest) in snapshot.manifests.iter().enumerate() {
         let spec = metadata.spec(manifest.spec_id)?;
         let bound = spec.partition_spec.bind(&spec.schema)?;
         let projected = project_inclusive(&predicate, &bound);
@@ -218,6 +220,7 @@ pub async fn plan_files(
                 record_count: rows.value(i) as u64,
                 spec_id: spec.spec_id,
                 partition: values,
+                manifest: manifest_index,
             });
         }
     }

@@ -43,21 +43,36 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 
 use super::planning::SpecFileCount;
+use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, bind_physical, evaluate, project_inclusive, rewrite_not};
-use crate::spec::TableMetadata;
+use crate::spec::{FieldSummary, TableMetadata};
 
 /// What run-time pruning knows about each selected file.
 #[derive(Debug, Clone)]
 pub struct FileInfo {
     pub spec_id: i32,
     pub partition: Vec<ScalarValue>,
+    /// Index into [`RuntimeContext::manifests`].
+    pub manifest: usize,
 }
 
-/// Per-table context for run-time pruning: the specs and each file's partition.
+/// Per-table context for run-time pruning: the specs, the partition
+/// summaries of the snapshot's manifests, and each file's partition.
 #[derive(Debug)]
 pub struct RuntimeContext {
     pub metadata: Arc<TableMetadata>,
+    pub manifests: Vec<Vec<FieldSummary>>,
     pub files: HashMap<Path, FileInfo>,
+}
+
+/// Why run-time pruning keeps or skips a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Keep,
+    /// The file's whole manifest cannot match (by its partition summary).
+    SkipManifest,
+    /// The file's own partition values cannot match.
+    SkipFile,
 }
 
 #[derive(Debug)]
@@ -250,30 +265,40 @@ impl DisplayAs for HiddenPartitionsScanExec {
     }
 }
 
-/// Whether a file may hold rows matching the current state of the run-time filters.
-fn may_match(runtime: &RuntimeContext, filters: &[Arc<dyn PhysicalExpr>], info: &FileInfo) -> bool {
+/// Whether a file may hold rows matching the current state of the run-time
+/// filters: first its manifest's partition summary, then its partition values.
+fn verdict(runtime: &RuntimeContext, filters: &[Arc<dyn PhysicalExpr>], info: &FileInfo) -> Verdict {
     let Ok(current) = runtime.metadata.current_spec() else {
-        return true;
+        return Verdict::Keep;
     };
     let Ok(spec) = runtime.metadata.spec(info.spec_id) else {
-        return true;
+        return Verdict::Keep;
     };
     let Ok(bound) = spec.partition_spec.bind(&spec.schema) else {
-        return true;
+        return Verdict::Keep;
     };
     let predicate = Predicate::and_all(filters.iter().map(|f| rewrite_not(bind_physical(f, &current.schema))));
     let projected = project_inclusive(&predicate, &bound);
     if matches!(projected, Predicate::True) {
-        return true;
+        return Verdict::Keep;
+    }
+    if let Some(summaries) = runtime.manifests.get(info.manifest)
+        && !manifest_may_match(&projected, &bound, summaries)
+    {
+        return Verdict::SkipManifest;
     }
     let column = |id: i32| -> Option<ArrayRef> {
         let idx = spec.partition_spec.fields.iter().position(|f| f.field_id == id)?;
         info.partition.get(idx)?.to_array().ok()
     };
     match evaluate(&projected, 1, &column) {
-        Ok(mask) => mask.is_valid(0) && mask.value(0),
-        Err(_) => true,
+        Ok(mask) if !(mask.is_valid(0) && mask.value(0)) => Verdict::SkipFile,
+        _ => Verdict::Keep,
     }
+}
+
+fn may_match(runtime: &RuntimeContext, filters: &[Arc<dyn PhysicalExpr>], info: &FileInfo) -> bool {
+    verdict(runtime, filters, info) == Verdict::Keep
 }
 
 impl ExecutionPlan for HiddenPartitionsScanExec {
@@ -318,6 +343,8 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
         };
         let files: Vec<_> = group.files().to_vec();
         let pruned = MetricBuilder::new(&self.metrics).counter("files_pruned_at_runtime", partition);
+        let by_manifest =
+            MetricBuilder::new(&self.metrics).counter("files_pruned_at_runtime_by_manifest_summary", partition);
         let (runtime, filters, opened) = (Arc::clone(&self.runtime), self.filters.clone(), self.opened.clone());
         // One template without file lists; each opened file gets a copy with just itself.
         let template = FileScanConfigBuilder::from(config.clone())
@@ -327,11 +354,14 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
         // Decide file by file, just before opening it: dynamic filters tighten as the query runs.
         let stream = futures::stream::iter(files)
             .filter_map(move |file| {
-                let keep = match runtime.files.get(&file.object_meta.location) {
-                    Some(info) => may_match(&runtime, &filters, info),
-                    None => true,
+                let verdict = match runtime.files.get(&file.object_meta.location) {
+                    Some(info) => verdict(&runtime, &filters, info),
+                    None => Verdict::Keep,
                 };
-                let opened_file = if keep {
+                if verdict == Verdict::SkipManifest {
+                    by_manifest.add(1);
+                }
+                let opened_file = if verdict == Verdict::Keep {
                     opened.add(1);
                     let one = FileScanConfigBuilder::from(template.clone())
                         .with_file_groups(vec![FileGroup::new(vec![file])])

@@ -164,6 +164,10 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         let name = self.table.name.clone();
         let runtime = Arc::new(RuntimeContext {
             metadata: Arc::new(self.version.metadata.clone()),
+            manifests: self
+                .snapshot()
+                .map(|s| s.manifests.iter().map(|m| m.partitions.clone()).collect())
+                .unwrap_or_default(),
             files: plan
                 .files
                 .iter()
@@ -173,6 +177,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                         FileInfo {
                             spec_id: f.spec_id,
                             partition: f.partition.clone(),
+                            manifest: f.manifest,
                         },
                     )
                 })
