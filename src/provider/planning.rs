@@ -355,8 +355,16 @@ impl<'a> ManifestStatistics<'a> {
 
     fn stat(&self, column: &Column, child: &str) -> Option<ArrayRef> {
         let field = self.current.field_by_name(&column.name)?;
-        // Only when the file's spec knows this column (by id).
-        let file_field = self.spec.schema.field_by_id(field.id)?;
+        // A column the file's spec doesn't have (added later) is NULL in every
+        // row of those files: all nulls, no bounds.
+        let Some(file_field) = self.spec.schema.field_by_id(field.id) else {
+            return if child == NULL_COUNT {
+                self.row_counts()
+            } else {
+                let want = crate::spec::types::strip_metadata(&field.field_type.to_arrow());
+                Some(datafusion::arrow::array::new_null_array(&want, self.batch.num_rows()))
+            };
+        };
         let stats = self.batch.column_by_name(STATS)?.as_struct();
         let per_column: &StructArray = stats.column_by_name(&file_field.id.to_string())?.as_struct();
         let array = per_column.column_by_name(child)?;

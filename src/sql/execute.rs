@@ -57,6 +57,7 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
         Statement::CreateTable(create) => create_table(ctx, create).await,
         Statement::ExplainFiles { query, analyze } => explain_files(ctx, &query, analyze).await,
         Statement::AlterPartition { table, change } => alter_partition(ctx, &table, change).await,
+        Statement::AddColumn { table, definition } => add_column(ctx, &table, &definition).await,
     }
 }
 
@@ -127,6 +128,38 @@ fn collect_scans(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<ScanReport>) {
     for child in plan.children() {
         collect_scans(child, out);
     }
+}
+
+/// `ALTER TABLE t ADD COLUMN …`: the column type is planned by DataFusion
+/// (so every SQL type and `NOT NULL` mean the same as in CREATE TABLE).
+async fn add_column(ctx: &SessionContext, table: &str, definition: &str) -> Result<StatementResult> {
+    let plan = ctx
+        .state()
+        .create_logical_plan(&format!("CREATE TABLE __hp_add_column ({definition})"))
+        .await?;
+    let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(cmt)) = plan else {
+        return Err(Error::Invalid(format!("cannot read column definition {definition:?}")));
+    };
+    let schema = cmt.input.schema().as_arrow().clone();
+    let [field] = schema.fields().iter().collect::<Vec<_>>()[..] else {
+        return Err(Error::Invalid("ADD COLUMN takes one column".into()));
+    };
+    let provider = load_warehouse_table(ctx, table).await?;
+    provider.table().add_column(field.as_ref()).await?;
+    Ok(StatementResult::empty())
+}
+
+async fn load_warehouse_table(ctx: &SessionContext, table: &str) -> Result<crate::provider::HiddenPartitionsTable> {
+    let reference = TableReference::parse_str(table);
+    let Some(schema) = warehouse_schema(ctx, &reference) else {
+        return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
+    };
+    let Some(ws) = schema.downcast_ref::<WarehouseSchema>() else {
+        return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
+    };
+    ws.load_table(reference.table())
+        .await?
+        .ok_or_else(|| Error::TableNotFound(table.to_string()))
 }
 
 async fn alter_partition(ctx: &SessionContext, table: &str, change: PartitionChange) -> Result<StatementResult> {

@@ -6,7 +6,7 @@
 //! | `CREATE TABLE t (…) PARTITIONED BY (day(ts)) [LOCATION '…']` | hidden-partitions |
 //! | `CREATE TABLE t (…)` / `CREATE TABLE t AS SELECT …`     | hidden-partitions (unpartitioned table in the warehouse) |
 //! | `EXPLAIN FILES [ANALYZE] SELECT …` (files selected or opened / total per scan) | hidden-partitions |
-//! | `ALTER TABLE t ADD / DROP / REPLACE PARTITION FIELD …` | hidden-partitions |
+//! | `ALTER TABLE t ADD / DROP / REPLACE PARTITION FIELD …`, `ALTER TABLE t ADD COLUMN c type` | hidden-partitions |
 //! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
 //!
 //! Our clauses are cut out of the statement text by token position; the
@@ -32,6 +32,8 @@ pub enum Statement {
     ExplainFiles { query: String, analyze: bool },
     /// `ALTER TABLE t ADD | DROP | REPLACE PARTITION FIELD …`.
     AlterPartition { table: String, change: PartitionChange },
+    /// `ALTER TABLE t ADD COLUMN name type`: `definition` is `name type`.
+    AddColumn { table: String, definition: String },
     /// Anything else, passed to DataFusion as written.
     Other(String),
 }
@@ -203,6 +205,17 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
         k += 1;
     }
     let action = toks.get(k).and_then(|t| keyword(t));
+    if !name.is_empty()
+        && action == Some(Keyword::ADD)
+        && toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::COLUMN)
+        && let Some(&first) = significant.get(k + 2)
+    {
+        let definition = tokens[first..].iter().map(|t| t.token.to_string()).collect::<String>();
+        return Ok(Some(Statement::AddColumn {
+            table: name,
+            definition: definition.trim().to_string(),
+        }));
+    }
     let is_partition_field = toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::PARTITION)
         && matches!(toks.get(k + 2), Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("field"));
     if name.is_empty() || !is_partition_field {

@@ -38,6 +38,12 @@ pub enum FieldRef {
 }
 
 impl Table {
+    /// Commit a new current table spec whose schema has one more column
+    /// (a fresh field id; files written before read it as NULL).
+    pub async fn add_column(&self, field: &datafusion::arrow::datatypes::Field) -> Result<Versioned> {
+        self.location.commit(|md| add_column(md, field)).await
+    }
+
     /// Commit a new current table spec with the partition spec changed.
     pub async fn evolve_partition_spec(&self, change: PartitionChange) -> Result<Versioned> {
         self.location.commit(|md| apply(md, &change)).await
@@ -100,6 +106,58 @@ fn new_field(md: &TableMetadata, def: &PartitionFieldDef, next_id: &mut i32) -> 
         transform: def.transform,
         name,
     })
+}
+
+/// The metadata after adding `field` to the current schema.
+pub fn add_column(md: &TableMetadata, field: &datafusion::arrow::datatypes::Field) -> Result<TableMetadata> {
+    let current = md.current_spec()?;
+    if current.schema.field_by_name(field.name()).is_some() {
+        return invalid!("column {:?} already exists", field.name());
+    }
+    // A name used by a dropped column in an older spec would be read from old
+    // files by name: refuse it until reads map columns by field id.
+    if md
+        .table_specs
+        .iter()
+        .any(|s| s.schema.field_by_name(field.name()).is_some())
+    {
+        return invalid!(
+            "column name {:?} was used by an earlier column of this table; choose another name",
+            field.name()
+        );
+    }
+    if !field.is_nullable() {
+        return invalid!(
+            "a new column must be nullable: files written before have no values for {:?}",
+            field.name()
+        );
+    }
+    let mut next_id = md.last_column_id;
+    let mut id = || {
+        next_id += 1;
+        next_id
+    };
+    let new_id = id();
+    let field_type = crate::spec::Type::from_arrow(field.data_type(), &mut id)?;
+    let mut schema = current.schema.clone();
+    schema.fields.push(crate::spec::NestedField {
+        id: new_id,
+        name: field.name().clone(),
+        required: false,
+        field_type,
+        doc: None,
+    });
+    let mut next = md.clone();
+    next.last_column_id = next_id;
+    next.last_updated_ms = chrono::Utc::now().timestamp_millis();
+    let spec_id = md.table_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
+    next.table_specs.push(TableSpec {
+        spec_id,
+        schema,
+        partition_spec: current.partition_spec.clone(),
+    });
+    next.current_spec_id = spec_id;
+    Ok(next)
 }
 
 /// Insert `f` at `at` unless the spec already partitions the same source the same way.
