@@ -58,6 +58,27 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
         Statement::ExplainFiles { query, analyze } => explain_files(ctx, &query, analyze).await,
         Statement::AlterPartition { table, change } => alter_partition(ctx, &table, change).await,
         Statement::AddColumn { table, definition } => add_column(ctx, &table, &definition).await,
+        Statement::DropColumn { table, column } => {
+            load_warehouse_table(ctx, &table)
+                .await?
+                .table()
+                .drop_column(&column)
+                .await?;
+            Ok(StatementResult::empty())
+        }
+        Statement::AlterColumnType {
+            table,
+            column,
+            definition,
+        } => {
+            let field = column_definition(ctx, &definition).await?;
+            load_warehouse_table(ctx, &table)
+                .await?
+                .table()
+                .widen_column(&column, field.data_type())
+                .await?;
+            Ok(StatementResult::empty())
+        }
     }
 }
 
@@ -133,20 +154,26 @@ fn collect_scans(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<ScanReport>) {
 /// `ALTER TABLE t ADD COLUMN …`: the column type is planned by DataFusion
 /// (so every SQL type and `NOT NULL` mean the same as in CREATE TABLE).
 async fn add_column(ctx: &SessionContext, table: &str, definition: &str) -> Result<StatementResult> {
+    let field = column_definition(ctx, definition).await?;
+    let provider = load_warehouse_table(ctx, table).await?;
+    provider.table().add_column(&field).await?;
+    Ok(StatementResult::empty())
+}
+
+/// A column definition (`name type [NOT NULL]`) as DataFusion plans it.
+async fn column_definition(ctx: &SessionContext, definition: &str) -> Result<datafusion::arrow::datatypes::Field> {
     let plan = ctx
         .state()
-        .create_logical_plan(&format!("CREATE TABLE __hp_add_column ({definition})"))
+        .create_logical_plan(&format!("CREATE TABLE __hp_column ({definition})"))
         .await?;
     let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(cmt)) = plan else {
         return Err(Error::Invalid(format!("cannot read column definition {definition:?}")));
     };
     let schema = cmt.input.schema().as_arrow().clone();
-    let [field] = schema.fields().iter().collect::<Vec<_>>()[..] else {
-        return Err(Error::Invalid("ADD COLUMN takes one column".into()));
-    };
-    let provider = load_warehouse_table(ctx, table).await?;
-    provider.table().add_column(field.as_ref()).await?;
-    Ok(StatementResult::empty())
+    match schema.fields().iter().collect::<Vec<_>>()[..] {
+        [field] => Ok(field.as_ref().clone()),
+        _ => Err(Error::Invalid("expected exactly one column".into())),
+    }
 }
 
 async fn load_warehouse_table(ctx: &SessionContext, table: &str) -> Result<crate::provider::HiddenPartitionsTable> {

@@ -34,6 +34,14 @@ pub enum Statement {
     AlterPartition { table: String, change: PartitionChange },
     /// `ALTER TABLE t ADD COLUMN name type`: `definition` is `name type`.
     AddColumn { table: String, definition: String },
+    /// `ALTER TABLE t DROP COLUMN name`.
+    DropColumn { table: String, column: String },
+    /// `ALTER TABLE t ALTER COLUMN name TYPE type` (safe widening only).
+    AlterColumnType {
+        table: String,
+        column: String,
+        definition: String,
+    },
     /// Anything else, passed to DataFusion as written.
     Other(String),
 }
@@ -191,7 +199,11 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
     while let Some(t) = toks.get(k) {
         match t {
             Token::Word(w)
-                if w.quote_style.is_some() || !matches!(w.keyword, Keyword::ADD | Keyword::DROP | Keyword::REPLACE) =>
+                if w.quote_style.is_some()
+                    || !matches!(
+                        w.keyword,
+                        Keyword::ADD | Keyword::DROP | Keyword::REPLACE | Keyword::ALTER
+                    ) =>
             {
                 name.push_str(&if w.quote_style.is_some() {
                     w.value.clone()
@@ -214,6 +226,32 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
         return Ok(Some(Statement::AddColumn {
             table: name,
             definition: definition.trim().to_string(),
+        }));
+    }
+    let column_name = |t: Option<&&Token>| match t {
+        Some(Token::Word(w)) if w.quote_style.is_some() => Some(w.value.clone()),
+        Some(Token::Word(w)) => Some(w.value.to_ascii_lowercase()),
+        _ => None,
+    };
+    if !name.is_empty()
+        && action == Some(Keyword::DROP)
+        && toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::COLUMN)
+        && let Some(column) = column_name(toks.get(k + 2))
+    {
+        return Ok(Some(Statement::DropColumn { table: name, column }));
+    }
+    if !name.is_empty()
+        && action == Some(Keyword::ALTER)
+        && toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::COLUMN)
+        && let Some(column) = column_name(toks.get(k + 2))
+        && toks.get(k + 3).and_then(|t| keyword(t)) == Some(Keyword::TYPE)
+        && let Some(&first) = significant.get(k + 4)
+    {
+        let ty = tokens[first..].iter().map(|t| t.token.to_string()).collect::<String>();
+        return Ok(Some(Statement::AlterColumnType {
+            table: name,
+            definition: format!("{column} {}", ty.trim()),
+            column,
         }));
     }
     let is_partition_field = toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::PARTITION)

@@ -44,6 +44,16 @@ impl Table {
         self.location.commit(|md| add_column(md, field)).await
     }
 
+    /// Commit a new current table spec without column `name`.
+    pub async fn drop_column(&self, name: &str) -> Result<Versioned> {
+        self.location.commit(|md| drop_column(md, name)).await
+    }
+
+    /// Commit a new current table spec with column `name` widened to `to`.
+    pub async fn widen_column(&self, name: &str, to: &datafusion::arrow::datatypes::DataType) -> Result<Versioned> {
+        self.location.commit(|md| widen_column(md, name, to)).await
+    }
+
     /// Commit a new current table spec with the partition spec changed.
     pub async fn evolve_partition_spec(&self, change: PartitionChange) -> Result<Versioned> {
         self.location.commit(|md| apply(md, &change)).await
@@ -147,8 +157,14 @@ pub fn add_column(md: &TableMetadata, field: &datafusion::arrow::datatypes::Fiel
         field_type,
         doc: None,
     });
-    let mut next = md.clone();
+    let mut next = with_schema(md, schema)?;
     next.last_column_id = next_id;
+    Ok(next)
+}
+
+fn with_schema(md: &TableMetadata, schema: crate::spec::Schema) -> Result<TableMetadata> {
+    let current = md.current_spec()?;
+    let mut next = md.clone();
     next.last_updated_ms = chrono::Utc::now().timestamp_millis();
     let spec_id = md.table_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
     next.table_specs.push(TableSpec {
@@ -157,6 +173,77 @@ pub fn add_column(md: &TableMetadata, field: &datafusion::arrow::datatypes::Fiel
         partition_spec: current.partition_spec.clone(),
     });
     next.current_spec_id = spec_id;
+    Ok(next)
+}
+
+/// The metadata after dropping column `name`. A column a current partition
+/// field uses can't be dropped; its field id is never reused.
+pub fn drop_column(md: &TableMetadata, name: &str) -> Result<TableMetadata> {
+    let current = md.current_spec()?;
+    let Some(column) = current.schema.field_by_name(name) else {
+        return invalid!("column {name:?} does not exist");
+    };
+    if let Some(f) = current.partition_spec.fields.iter().find(|f| f.source_id == column.id) {
+        return invalid!(
+            "column {:?} is the source of partition field {:?}; drop the partition field first (ALTER TABLE … DROP PARTITION FIELD {})",
+            column.name,
+            f.name,
+            f.name
+        );
+    }
+    if current.schema.fields.len() == 1 {
+        return invalid!("cannot drop {:?}, the table's only column", column.name);
+    }
+    let mut schema = current.schema.clone();
+    schema.fields.retain(|f| f.id != column.id);
+    with_schema(md, schema)
+}
+
+/// The metadata after widening column `name` to `to`: int → bigint,
+/// float → double, decimal(P, S) → decimal(P', S) with P' > P.
+pub fn widen_column(
+    md: &TableMetadata,
+    name: &str,
+    to: &datafusion::arrow::datatypes::DataType,
+) -> Result<TableMetadata> {
+    use crate::spec::{PrimitiveType as P, Type};
+    let current = md.current_spec()?;
+    let Some(column) = current.schema.field_by_name(name) else {
+        return invalid!("column {name:?} does not exist");
+    };
+    let from = column.field_type.as_primitive();
+    let target = P::from_arrow(to)?;
+    let ok = match (from, target) {
+        (Some(a), b) if a == b => return invalid!("column {name:?} already has type {b}"),
+        (Some(P::Int), P::Long) | (Some(P::Float), P::Double) => true,
+        (
+            Some(P::Decimal {
+                precision: p1,
+                scale: s1,
+            }),
+            P::Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => s1 == s2 && p2 > p1,
+        _ => false,
+    };
+    if !ok {
+        return invalid!(
+            "cannot change column {name:?} from {} to {target}: only int → long, float → double and wider decimal precision (same scale) are safe",
+            from.map(|p| p.to_string()).unwrap_or_else(|| "a nested type".into())
+        );
+    }
+    let mut schema = current.schema.clone();
+    for f in &mut schema.fields {
+        if f.id == column.id {
+            f.field_type = Type::Primitive(target);
+        }
+    }
+    let next = with_schema(md, schema)?;
+    next.current_spec()?
+        .partition_spec
+        .validate(&next.current_spec()?.schema)?;
     Ok(next)
 }
 
