@@ -24,6 +24,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use object_store::ObjectMeta;
 
+use super::field_ids::FieldIdAdapterFactory;
 use super::planning::{FilePlan, PlannedFile, plan_files, source_predicate, stats_pruning_predicate};
 use super::scan_exec::{FileInfo, HiddenPartitionsScanExec, RuntimeContext};
 use super::sink::HiddenPartitionsSink;
@@ -231,6 +232,9 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
             .with_statistics(statistics)
             .with_projection_indices(projection.cloned())?
             .with_limit(limit)
+            .with_expr_adapter(Some(Arc::new(FieldIdAdapterFactory::new(
+                &self.version.metadata.current_spec()?.schema,
+            ))))
             .build();
         let format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
         let exec = format.create_physical_plan(state, config).await?;

@@ -58,6 +58,14 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
         Statement::ExplainFiles { query, analyze } => explain_files(ctx, &query, analyze).await,
         Statement::AlterPartition { table, change } => alter_partition(ctx, &table, change).await,
         Statement::AddColumn { table, definition } => add_column(ctx, &table, &definition).await,
+        Statement::RenameColumn { table, from, to } => {
+            load_warehouse_table(ctx, &table)
+                .await?
+                .table()
+                .rename_column(&from, &to)
+                .await?;
+            Ok(StatementResult::empty())
+        }
         Statement::DropColumn { table, column } => {
             load_warehouse_table(ctx, &table)
                 .await?

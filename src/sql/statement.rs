@@ -36,6 +36,8 @@ pub enum Statement {
     AddColumn { table: String, definition: String },
     /// `ALTER TABLE t DROP COLUMN name`.
     DropColumn { table: String, column: String },
+    /// `ALTER TABLE t RENAME COLUMN a TO b`.
+    RenameColumn { table: String, from: String, to: String },
     /// `ALTER TABLE t ALTER COLUMN name TYPE type` (safe widening only).
     AlterColumnType {
         table: String,
@@ -202,7 +204,7 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
                 if w.quote_style.is_some()
                     || !matches!(
                         w.keyword,
-                        Keyword::ADD | Keyword::DROP | Keyword::REPLACE | Keyword::ALTER
+                        Keyword::ADD | Keyword::DROP | Keyword::REPLACE | Keyword::ALTER | Keyword::RENAME
                     ) =>
             {
                 name.push_str(&if w.quote_style.is_some() {
@@ -233,6 +235,15 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
         Some(Token::Word(w)) => Some(w.value.to_ascii_lowercase()),
         _ => None,
     };
+    if !name.is_empty()
+        && action == Some(Keyword::RENAME)
+        && toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::COLUMN)
+        && let Some(from) = column_name(toks.get(k + 2))
+        && toks.get(k + 3).and_then(|t| keyword(t)) == Some(Keyword::TO)
+        && let Some(to) = column_name(toks.get(k + 4))
+    {
+        return Ok(Some(Statement::RenameColumn { table: name, from, to }));
+    }
     if !name.is_empty()
         && action == Some(Keyword::DROP)
         && toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::COLUMN)

@@ -44,6 +44,11 @@ impl Table {
         self.location.commit(|md| add_column(md, field)).await
     }
 
+    /// Commit a new current table spec with column `from` named `to` (same field id).
+    pub async fn rename_column(&self, from: &str, to: &str) -> Result<Versioned> {
+        self.location.commit(|md| rename_column(md, from, to)).await
+    }
+
     /// Commit a new current table spec without column `name`.
     pub async fn drop_column(&self, name: &str) -> Result<Versioned> {
         self.location.commit(|md| drop_column(md, name)).await
@@ -124,18 +129,6 @@ pub fn add_column(md: &TableMetadata, field: &datafusion::arrow::datatypes::Fiel
     if current.schema.field_by_name(field.name()).is_some() {
         return invalid!("column {:?} already exists", field.name());
     }
-    // A name used by a dropped column in an older spec would be read from old
-    // files by name: refuse it until reads map columns by field id.
-    if md
-        .table_specs
-        .iter()
-        .any(|s| s.schema.field_by_name(field.name()).is_some())
-    {
-        return invalid!(
-            "column name {:?} was used by an earlier column of this table; choose another name",
-            field.name()
-        );
-    }
     if !field.is_nullable() {
         return invalid!(
             "a new column must be nullable: files written before have no values for {:?}",
@@ -174,6 +167,34 @@ fn with_schema(md: &TableMetadata, schema: crate::spec::Schema) -> Result<TableM
     });
     next.current_spec_id = spec_id;
     Ok(next)
+}
+
+/// The metadata after renaming column `from` to `to`. The field id stays, so
+/// files written before are read by id (see `provider::field_ids`).
+pub fn rename_column(md: &TableMetadata, from: &str, to: &str) -> Result<TableMetadata> {
+    let current = md.current_spec()?;
+    let Some(column) = current.schema.field_by_name(from) else {
+        return invalid!("column {from:?} does not exist");
+    };
+    if to.is_empty() {
+        return invalid!("a column name must not be empty");
+    }
+    if current
+        .schema
+        .fields
+        .iter()
+        .any(|f| f.id != column.id && f.name.eq_ignore_ascii_case(to))
+    {
+        return invalid!("column {to:?} already exists");
+    }
+    let id = column.id;
+    let mut schema = current.schema.clone();
+    for f in &mut schema.fields {
+        if f.id == id {
+            f.name = to.to_string();
+        }
+    }
+    with_schema(md, schema)
 }
 
 /// The metadata after dropping column `name`. A column a current partition
