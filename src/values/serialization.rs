@@ -96,14 +96,17 @@ pub fn serialize(value: &ScalarValue) -> Result<Option<String>, ValueError> {
     }
 }
 
-fn float64(x: f64) -> String {
+/// Java's `Double.toString` (shortest round-trip digits): also used by the
+/// Variant functions, so both print doubles the same way.
+pub(crate) fn float64(x: f64) -> String {
     match special_float(x) {
         Some(s) => s.to_owned(),
         None => java_float(x.is_sign_negative(), &format!("{:e}", x.abs())),
     }
 }
 
-fn float32(x: f32) -> String {
+/// Java's `Float.toString`.
+pub(crate) fn float32(x: f32) -> String {
     // Widening keeps NaN, infinities, zero and sign; the digits come from f32.
     match special_float(f64::from(x)) {
         Some(s) => s.to_owned(),

@@ -15,40 +15,14 @@
 use std::fmt::Write;
 
 /// Java's `Double.toString`: plain between 1e-3 and 1e7, otherwise `d.dddE±n`;
-/// shortest digits that round-trip.
+/// shortest digits that round-trip (shared with partition value serialization).
 pub fn java_double(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
-    }
-    if v == 0.0 {
-        return if v.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    java_style(&format!("{v:e}"), (1e-3..1e7).contains(&v.abs()))
+    crate::values::serialization::float64(v)
 }
 
 /// Java's `Float.toString` (same rules, shortest digits of the f32).
 pub fn java_float(v: f32) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
-    }
-    if v == 0.0 {
-        return if v.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    java_style(&format!("{v:e}"), (1e-3..1e7).contains(&v.abs()))
+    crate::values::serialization::float32(v)
 }
 
 /// Splits Rust's `{:e}` output (`-1.25e-7`) into sign, digits and exponent.
@@ -60,38 +34,6 @@ pub(crate) fn split_exp(sci: &str) -> (bool, String, i32) {
     let (mant, exp) = rest.split_once('e').unwrap_or((rest, "0"));
     let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
     (neg, digits, exp.parse().unwrap_or(0))
-}
-
-fn java_style(sci: &str, plain: bool) -> String {
-    let (neg, digits, exp) = split_exp(sci);
-    let mut out = String::with_capacity(digits.len() + 8);
-    if neg {
-        out.push('-');
-    }
-    if plain {
-        if exp >= 0 {
-            let int_len = exp as usize + 1;
-            if digits.len() <= int_len {
-                out.push_str(&digits);
-                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..int_len]);
-                out.push('.');
-                out.push_str(&digits[int_len..]);
-            }
-        } else {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
-            out.push_str(&digits);
-        }
-    } else {
-        out.push_str(&digits[..1]);
-        out.push('.');
-        out.push_str(if digits.len() > 1 { &digits[1..] } else { "0" });
-        let _ = write!(out, "E{exp}");
-    }
-    out
 }
 
 /// Drops trailing zeros of the fraction (Spark's canonical decimal).
