@@ -117,11 +117,13 @@ async fn build(dir: &std::path::Path, files: usize) -> Table {
             name: None,
         },
     ];
-    table.create(&schema(), &defs).await.unwrap();
+    let created = table.create(&schema(), &defs).await.unwrap();
+    let table = table.bound(&created.metadata.table_uuid);
+    let spec = created.metadata.current_spec().unwrap().clone();
     let mut done = 0;
     while done < files {
         let n = PER_MANIFEST.min(files - done);
-        table.append(0, entries(done, n)).await.unwrap();
+        table.append(&spec, entries(done, n)).await.unwrap();
         done += n;
     }
     table

@@ -24,6 +24,15 @@ pub enum Error {
     /// A table that already exists.
     #[error("table already exists: {0}")]
     TableExists(String),
+    /// The table was dropped while a statement was writing to it.
+    #[error("table {0} was dropped while this statement ran; nothing was committed")]
+    TableDropped(String),
+    /// The table was replaced (a new table under the same name and location)
+    /// while a statement was writing to it.
+    #[error(
+        "table {0} was replaced or dropped while this statement ran (CREATE OR REPLACE, or DROP and CREATE); nothing was committed"
+    )]
+    TableReplaced(String),
     /// Another writer committed the same version first and retries ran out.
     #[error("commit conflict on {table}: {detail}")]
     CommitConflict { table: String, detail: String },
@@ -40,7 +49,21 @@ pub enum Error {
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),
     #[error(transparent)]
-    DataFusion(#[from] DataFusionError),
+    DataFusion(DataFusionError),
+}
+
+impl From<DataFusionError> for Error {
+    /// Our own errors come back out of DataFusion unwrapped, so users read
+    /// "table t was dropped …", not "External error: …".
+    fn from(e: DataFusionError) -> Self {
+        match e {
+            DataFusionError::External(inner) => match inner.downcast::<Error>() {
+                Ok(ours) => *ours,
+                Err(other) => Error::DataFusion(DataFusionError::External(other)),
+            },
+            other => Error::DataFusion(other),
+        }
+    }
 }
 
 /// Result with the crate's [`Error`].

@@ -11,6 +11,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod config;
 pub mod error;
 pub mod expr;
 pub mod functions;

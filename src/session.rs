@@ -18,12 +18,15 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::catalog::{Warehouse, WarehouseSchema};
+use crate::config::HiddenPartitionsOptions;
 use crate::error::{Error, Result};
 use crate::sql::{StatementResult, execute_sql};
 
 /// A new session whose default schema is the warehouse at `dir`.
 pub async fn session(dir: impl AsRef<std::path::Path>) -> Result<SessionContext> {
-    let config = SessionConfig::new().with_information_schema(true);
+    let config = SessionConfig::new()
+        .with_information_schema(true)
+        .with_option_extension(HiddenPartitionsOptions::default());
     let state = with_hidden_partitions(SessionStateBuilder::new().with_config(config).with_default_features()).build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_warehouse(Warehouse::local(dir)?).await?;
@@ -31,10 +34,15 @@ pub async fn session(dir: impl AsRef<std::path::Path>) -> Result<SessionContext>
 }
 
 /// Append the partition pruning rule to `ctx`'s physical optimizer (once),
-/// keeping every other setting of the session.
+/// and add the `hidden_partitions.*` options, keeping every other setting
+/// of the session.
 pub fn install_physical_rule(ctx: &SessionContext) {
     let state = ctx.state_ref();
     let mut guard = state.write();
+    let extensions = &mut guard.config_mut().options_mut().extensions;
+    if extensions.get::<HiddenPartitionsOptions>().is_none() {
+        extensions.insert(HiddenPartitionsOptions::default());
+    }
     if guard
         .physical_optimizers()
         .iter()

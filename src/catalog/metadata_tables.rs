@@ -4,6 +4,7 @@
 //! |--------------------|------------------------------|--------------------------------------------------------------------|
 //! | `t$snapshots`      | snapshot                     | snapshot_id, parent_id, sequence_number, committed_at, operation, summary, manifests |
 //! | `t$specs`          | table spec                   | spec_id, is_current, partition_spec, schema                        |
+//! | `t$refs`           | tag                          | name, type, snapshot_id                                            |
 //! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count |
 //! | `t$files`          | data file                    | path, spec_id, partition, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds |
 //! | `t$partitions`     | (spec, partition)            | spec_id, partition, file_count, record_count, total_size_in_bytes  |
@@ -34,12 +35,13 @@ pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: 
     let batch = match kind {
         "snapshots" => snapshots(md)?,
         "specs" => specs(md)?,
+        "refs" => refs(md)?,
         "manifests" => manifests(md)?,
         "files" => files(location, md).await?,
         "partitions" => partitions(location, md).await?,
         other => {
             return invalid!(
-                "unknown metadata table ${other}; expected one of $snapshots, $specs, $manifests, $files, $partitions"
+                "unknown metadata table ${other}; expected one of $snapshots, $specs, $refs, $manifests, $files, $partitions"
             );
         }
     };
@@ -80,6 +82,22 @@ fn snapshots(md: &TableMetadata) -> Result<RecordBatch> {
                 s.iter().map(|x| serde_json::to_string(&x.summary).unwrap_or_default()),
             )),
             Arc::new(Int64Array::from_iter_values(s.iter().map(|x| x.manifests.len() as i64))),
+        ],
+    )
+}
+
+fn refs(md: &TableMetadata) -> Result<RecordBatch> {
+    let r = &md.refs;
+    batch(
+        vec![
+            Field::new("name", DataType::Utf8, false),
+            Field::new("type", DataType::Utf8, false),
+            Field::new("snapshot_id", DataType::Int64, false),
+        ],
+        vec![
+            Arc::new(StringArray::from_iter_values(r.keys())),
+            Arc::new(StringArray::from_iter_values(r.values().map(|v| v.kind.as_str()))),
+            Arc::new(Int64Array::from_iter_values(r.values().map(|v| v.snapshot_id))),
         ],
     )
 }

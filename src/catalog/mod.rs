@@ -1,5 +1,6 @@
 //! The warehouse catalog: finding tables by name, creating and dropping them.
 
+pub mod ddl;
 pub mod metadata_tables;
 pub mod schema;
 pub mod warehouse;

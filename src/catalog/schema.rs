@@ -11,15 +11,16 @@ use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider};
-use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnv;
 
 use super::metadata_tables::metadata_table;
-use super::warehouse::{Warehouse, check_table_name, purge};
+use super::warehouse::{Warehouse, check_table_name};
 use crate::error::Error;
 use crate::provider::HiddenPartitionsTable;
-use crate::store::TableLocation;
+use crate::store::commit::VersionDoc;
+use crate::store::url::parse_location;
+use crate::store::{TableLocation, Versioned};
 use crate::table::Table;
 
 #[derive(Debug)]
@@ -55,21 +56,14 @@ impl WarehouseSchema {
 
     /// Resolve a `LOCATION` string (path or URL) to a table location.
     pub fn resolve_location(&self, location: &str) -> crate::error::Result<TableLocation> {
-        if !location.contains("://") {
-            std::fs::create_dir_all(location)
-                .map_err(|e| Error::Invalid(format!("cannot create table directory {location}: {e}")))?;
-        }
-        let url = ListingTableUrl::parse(location)?;
-        let store = self.runtime.object_store(url.object_store())?;
-        Ok(TableLocation::new(store, url.object_store(), url.prefix().clone()))
+        let place = parse_location(location)?;
+        let store = self.runtime.object_store(&place.store_url)?;
+        Ok(TableLocation::new(store, place.store_url, place.root))
     }
 
     /// Where table `name` lives (linked location or inside the warehouse).
     pub async fn location_of(&self, name: &str) -> crate::error::Result<TableLocation> {
-        match self.warehouse.linked_location(name).await? {
-            Some(url) => self.resolve_location(&url),
-            None => Ok(self.warehouse.table_location(name)),
-        }
+        Ok(self.entry(name).await?.location)
     }
 
     /// Load table `name` at its latest version, if it exists.
@@ -78,12 +72,20 @@ impl WarehouseSchema {
             return Ok(None);
         }
         let location = self.location_of(name).await?;
-        if location.latest_version().await?.is_none() {
+        let Some(loaded) = location.load_latest().await? else {
             return Ok(None);
-        }
-        let table = Table::new(name, location);
-        let version = table.load().await?;
-        Ok(Some(HiddenPartitionsTable::try_new(table, version)?))
+        };
+        let VersionDoc::Table(metadata) = loaded.doc else {
+            return Ok(None);
+        };
+        let version = Versioned {
+            version: loaded.version,
+            metadata,
+        };
+        Ok(Some(HiddenPartitionsTable::try_new(
+            Table::new(name, location),
+            version,
+        )?))
     }
 
     /// Register a newly created table of ours.
@@ -93,16 +95,11 @@ impl WarehouseSchema {
         }
     }
 
-    /// Remove a table of ours: its files and its link.
-    pub async fn drop_table(&self, name: &str) -> crate::error::Result<bool> {
-        let location = self.location_of(name).await?;
-        let existed = location.latest_version().await?.is_some();
-        purge(&location).await?;
-        self.warehouse.unlink(name).await?;
+    /// Forget a dropped table's name.
+    pub fn forget_name(&self, name: &str) {
         if let Ok(mut guard) = self.names.write() {
             guard.remove(name);
         }
-        Ok(existed)
     }
 
     pub fn has_other(&self, name: &str) -> bool {
@@ -160,8 +157,9 @@ impl SchemaProvider for WarehouseSchema {
         if let Some(t) = self.others.write().ok().and_then(|mut o| o.remove(name)) {
             return Ok(Some(t));
         }
-        // DataFusion's DROP TABLE lands here (synchronously): purge on a helper
-        // thread so the async object store calls get their own executor.
+        // DataFusion's own DROP TABLE (when SQL bypasses the statement layer)
+        // lands here, synchronously: drop on a helper thread so the async
+        // object store calls get their own executor. Plain DROP semantics.
         let name_owned = name.to_string();
         let this = self;
         let result = std::thread::scope(|s| {
@@ -169,7 +167,7 @@ impl SchemaProvider for WarehouseSchema {
                 futures::executor::block_on(async {
                     let table = this.load_table(&name_owned).await?;
                     if let Some(t) = table {
-                        this.drop_table(&name_owned).await?;
+                        this.drop_table(&name_owned, false).await?;
                         return Ok::<_, Error>(Some(Arc::new(t) as Arc<dyn TableProvider>));
                     }
                     Ok(None)

@@ -10,13 +10,13 @@
 use std::sync::Arc;
 
 use datafusion::execution::object_store::ObjectStoreUrl;
-use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
 use crate::error::{Error, Result};
 use crate::invalid;
 use crate::store::TableLocation;
+use crate::store::url::StoreLocation;
 
 const LINK_SUFFIX: &str = ".location";
 
@@ -29,27 +29,25 @@ pub struct Warehouse {
 
 impl std::fmt::Debug for Warehouse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Warehouse({}/{})",
-            self.store_url.as_str().trim_end_matches('/'),
-            self.root
-        )
+        write!(f, "Warehouse({})", self.place().url())
     }
 }
 
-/// Table names become directory names: keep them to a safe alphabet.
+/// Table names become directory names: keep them to a safe alphabet, and
+/// away from the names of the warehouse's own files (`<name>.location`).
 pub fn check_table_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && !name.starts_with('.')
         && name
             .chars()
             .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.');
-    if ok {
-        Ok(())
-    } else {
-        invalid!("invalid table name {name:?}: use letters, digits, '_', '-' or '.'")
+    if !ok {
+        return invalid!("invalid table name {name:?}: use letters, digits, '_', '-' or '.'");
     }
+    if name.to_ascii_lowercase().ends_with(LINK_SUFFIX) {
+        return invalid!("invalid table name {name:?}: names ending in {LINK_SUFFIX:?} are the warehouse's own files");
+    }
+    Ok(())
 }
 
 impl Warehouse {
@@ -67,6 +65,14 @@ impl Warehouse {
             store_url: ObjectStoreUrl::local_filesystem(),
             root,
         })
+    }
+
+    /// The warehouse root as a store location.
+    pub fn place(&self) -> StoreLocation {
+        StoreLocation {
+            store_url: self.store_url.clone(),
+            root: self.root.clone(),
+        }
     }
 
     /// Location of a table stored inside the warehouse.
@@ -100,6 +106,21 @@ impl Warehouse {
         names.sort();
         names.dedup();
         Ok(names)
+    }
+
+    /// Every linked table: its name and the URL it lives at.
+    pub async fn links(&self) -> Result<Vec<(String, String)>> {
+        let listing = self.store.list_with_delimiter(Some(&self.root)).await?;
+        let mut out = Vec::new();
+        for o in &listing.objects {
+            let Some(name) = o.location.filename().and_then(|f| f.strip_suffix(LINK_SUFFIX)) else {
+                continue;
+            };
+            if let Some(url) = self.linked_location(name).await? {
+                out.push((name.to_string(), url));
+            }
+        }
+        Ok(out)
     }
 
     /// Where table `name` lives, if it is linked from elsewhere.
@@ -138,16 +159,4 @@ impl Warehouse {
             Err(e) => Err(e.into()),
         }
     }
-}
-
-/// Delete every object of a table.
-pub async fn purge(location: &TableLocation) -> Result<()> {
-    let objects: Vec<_> = location.store.list(Some(&location.root)).try_collect().await?;
-    for o in objects {
-        match location.store.delete(&o.location).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(())
 }

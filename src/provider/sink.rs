@@ -12,12 +12,10 @@ use datafusion::datasource::sink::DataSink;
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
-use futures::StreamExt;
-use object_store::ObjectStoreExt;
 
-use crate::manifest::DataFile;
 use crate::spec::TableSpec;
-use crate::table::{PartitionedWriter, Table};
+use crate::table::Table;
+use crate::table::writer::{delete_files, write_stream};
 
 #[derive(Debug)]
 pub struct HiddenPartitionsSink {
@@ -29,14 +27,6 @@ pub struct HiddenPartitionsSink {
 impl HiddenPartitionsSink {
     pub fn new(table: Table, spec: TableSpec, schema: SchemaRef) -> Self {
         Self { table, spec, schema }
-    }
-
-    async fn cleanup(&self, files: &[DataFile]) {
-        for f in files {
-            if let Ok(path) = self.table.location.resolve(&f.path) {
-                let _ = self.table.location.store.delete(&path).await;
-            }
-        }
     }
 }
 
@@ -56,25 +46,10 @@ impl DataSink for HiddenPartitionsSink {
         &self.schema
     }
 
-    async fn write_all(&self, mut data: SendableRecordBatchStream, _context: &Arc<TaskContext>) -> Result<u64> {
-        let mut writer = PartitionedWriter::try_new(self.table.location.clone(), self.spec.clone())?;
-        let mut rows = 0u64;
-        while let Some(batch) = data.next().await {
-            let result = match batch {
-                Ok(batch) => {
-                    rows += batch.num_rows() as u64;
-                    writer.write(&batch).await.map_err(Into::into)
-                }
-                Err(e) => Err(e),
-            };
-            if let Err(e) = result {
-                self.cleanup(writer.written()).await;
-                return Err(e);
-            }
-        }
-        let files = writer.finish().await?;
-        if let Err(e) = self.table.append(self.spec.spec_id, files.clone()).await {
-            self.cleanup(&files).await;
+    async fn write_all(&self, data: SendableRecordBatchStream, _context: &Arc<TaskContext>) -> Result<u64> {
+        let (files, rows) = write_stream(&self.table.location, &self.spec, data).await?;
+        if let Err(e) = self.table.append(&self.spec, files.clone()).await {
+            delete_files(&self.table.location, &files).await;
             return Err(e.into());
         }
         Ok(rows)

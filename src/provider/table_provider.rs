@@ -45,6 +45,7 @@ pub struct HiddenPartitionsTable {
 impl HiddenPartitionsTable {
     pub fn try_new(table: Table, version: Versioned) -> crate::error::Result<Self> {
         let schema = version.metadata.current_spec()?.schema.arrow_schema();
+        let table = table.bound(&version.metadata.table_uuid);
         Ok(Self {
             table,
             version,
@@ -53,7 +54,7 @@ impl HiddenPartitionsTable {
         })
     }
 
-    /// The table as of a snapshot: `@<snapshot id>`, or `@<timestamp>` (the
+    /// The table as of a snapshot: `@<snapshot id>`, `@<tag>`, or `@<timestamp>` (the
     /// last snapshot committed at or before it, e.g. `2024-05-01T12:00:00Z`
     /// or `2024-05-01 12:00:00` in UTC).
     pub fn at(mut self, selector: &str) -> crate::error::Result<Self> {
@@ -62,6 +63,8 @@ impl HiddenPartitionsTable {
             md.snapshot(id).map(|s| s.snapshot_id).ok_or_else(|| {
                 crate::error::Error::Invalid(format!("table {} has no snapshot {id}", self.table.name))
             })?
+        } else if let Some(tag) = md.refs.get(selector) {
+            tag.snapshot_id
         } else {
             let ts = chrono::DateTime::parse_from_rfc3339(selector)
                 .map(|t| t.timestamp_millis())
@@ -71,7 +74,8 @@ impl HiddenPartitionsTable {
                 })
                 .map_err(|_| {
                     crate::error::Error::Invalid(format!(
-                        "cannot read {selector:?} as a snapshot id or a timestamp (e.g. 2024-05-01T12:00:00Z)"
+                        "cannot read {selector:?} as a snapshot id, a tag of table {} or a timestamp (e.g. 2024-05-01T12:00:00Z)",
+                        self.table.name
                     ))
                 })?;
             md.snapshots
@@ -87,6 +91,12 @@ impl HiddenPartitionsTable {
                 })?
         };
         self.as_of = Some(snapshot);
+        // Read the snapshot with the schema that was current when it was
+        // committed (columns are matched by field id).
+        if let Some(spec_id) = md.snapshot(snapshot).and_then(|s| s.table_spec_id) {
+            self.schema = md.spec(spec_id)?.schema.arrow_schema();
+            self.version.metadata.current_spec_id = spec_id;
+        }
         Ok(self)
     }
 

@@ -39,6 +39,20 @@ pub struct TableMetadata {
     pub snapshots: Vec<Snapshot>,
     #[serde(default)]
     pub properties: BTreeMap<String, String>,
+    /// Named snapshots (tags): `"t@<tag>"` reads the table as of the tag's
+    /// snapshot, and snapshot expiry keeps tagged snapshots.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub refs: BTreeMap<String, SnapshotRef>,
+}
+
+/// A named reference to a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotRef {
+    #[serde(rename = "snapshot-id")]
+    pub snapshot_id: i64,
+    /// Always `tag` (branches are not supported).
+    #[serde(rename = "type")]
+    pub kind: String,
 }
 
 /// The table's state after one commit.
@@ -57,6 +71,11 @@ pub struct Snapshot {
     pub summary: BTreeMap<String, String>,
     /// All manifests of the table at this snapshot.
     pub manifests: Vec<ManifestFile>,
+    /// The table spec that was current when the snapshot was committed: time
+    /// travel reads the snapshot with its schema. Absent in tables written
+    /// before it was recorded (then the current spec is used).
+    #[serde(rename = "table-spec-id", default, skip_serializing_if = "Option::is_none")]
+    pub table_spec_id: Option<i32>,
 }
 
 /// A manifest as listed in a snapshot, with a summary for pruning whole manifests.

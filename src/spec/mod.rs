@@ -7,7 +7,7 @@ pub mod schema;
 pub mod table_spec;
 pub mod types;
 
-pub use metadata::{FieldSummary, ManifestFile, Snapshot, TableMetadata};
+pub use metadata::{FieldSummary, ManifestFile, Snapshot, SnapshotRef, TableMetadata};
 pub use partition::{BoundPartitionField, PartitionField, PartitionSpec};
 pub use schema::Schema;
 pub use table_spec::TableSpec;

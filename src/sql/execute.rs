@@ -5,21 +5,20 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
-use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
-use datafusion::datasource::provider_as_source;
-use datafusion::logical_expr::dml::InsertOp;
-use datafusion::logical_expr::{DdlStatement, LogicalPlan, LogicalPlanBuilder};
+use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 
 use super::statement::{CreateTable, Statement, parse_statements};
 use crate::catalog::WarehouseSchema;
-use crate::catalog::warehouse::check_table_name;
+use crate::catalog::ddl::CreateMode;
 use crate::error::{Error, Result};
+use crate::manifest::write_manifest;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::planning::SpecFileCount;
-use crate::table::{PartitionChange, PartitionFieldDef, Table};
+use crate::table::writer::{delete_files, write_stream};
+use crate::table::{PartitionChange, PartitionFieldDef, Table, new_snapshot_id, with_appended};
 
 /// The result of one statement: its schema and all its rows.
 #[derive(Debug, Clone)]
@@ -55,6 +54,26 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
     match statement {
         Statement::Other(text) => run_datafusion(ctx, &text).await,
         Statement::CreateTable(create) => create_table(ctx, create).await,
+        Statement::Tag {
+            table,
+            tag,
+            create,
+            if_exists,
+        } => {
+            let provider = load_warehouse_table(ctx, &table).await?;
+            if create {
+                provider.table().create_tag(&tag).await?;
+            } else {
+                provider.table().drop_tag(&tag, if_exists).await?;
+            }
+            Ok(StatementResult::empty())
+        }
+        Statement::DropTable {
+            names,
+            if_exists,
+            purge,
+            text,
+        } => drop_tables(ctx, &names, if_exists, purge, &text).await,
         Statement::ExplainFiles { query, analyze } => explain_files(ctx, &query, analyze).await,
         Statement::AlterPartition { table, change } => alter_partition(ctx, &table, change).await,
         Statement::AddColumn { table, definition } => add_column(ctx, &table, &definition).await,
@@ -250,21 +269,27 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
         return Err(Error::Invalid(format!("{} is not in a warehouse schema", cmt.name)));
     };
     let name = cmt.name.table().to_string();
-    check_table_name(&name)?;
-    if ws.has_other(&name) || ws.load_table(&name).await?.is_some() {
-        if cmt.if_not_exists {
-            return Ok(StatementResult::empty());
-        }
-        if !cmt.or_replace {
-            return Err(Error::TableExists(format!("table {name} already exists")));
-        }
-        if ws.has_other(&name) {
-            schema_provider.deregister_table(&name)?;
-        } else {
-            ws.drop_table(&name).await?;
-        }
-    }
+    let mode = if cmt.or_replace {
+        CreateMode::OrReplace
+    } else if cmt.if_not_exists {
+        CreateMode::IfNotExists
+    } else {
+        CreateMode::Create
+    };
+    let is_ctas = !matches!(cmt.input.as_ref(), LogicalPlan::EmptyRelation(e) if !e.produce_one_row);
     let schema = Arc::new(cmt.input.schema().as_arrow().clone());
+    if !is_ctas && schema.fields().is_empty() {
+        return match (&create.location, create.partitioned_by.is_empty()) {
+            (Some(location), true) => {
+                ws.register_existing(&name, location, mode).await?;
+                Ok(StatementResult::empty())
+            }
+            (Some(_), false) => Err(Error::Invalid(format!(
+                "CREATE TABLE {name} LOCATION … without columns registers the table already there; PARTITIONED BY needs a column list"
+            ))),
+            (None, _) => Err(Error::Invalid(format!("CREATE TABLE {name} needs at least one column"))),
+        };
+    }
     let partition: Vec<PartitionFieldDef> = create
         .partitioned_by
         .iter()
@@ -275,37 +300,81 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
         })
         .collect();
     // Validate fully before anything is written.
-    Table::initial_metadata(&schema, &partition)?;
-    let location = match &create.location {
-        Some(loc) => {
-            let location = ws.resolve_location(loc)?;
-            ws.warehouse().link(&name, &location.url()).await?;
-            location
-        }
-        None => ws.warehouse().table_location(&name),
+    let mut metadata = Table::initial_metadata(&schema, &partition)?;
+    let allow_non_empty = crate::config::options(&ctx.state()).allow_non_empty_location;
+    let Some(plan) = ws
+        .plan_create(&name, create.location.as_deref(), mode, allow_non_empty)
+        .await?
+    else {
+        return Ok(StatementResult::empty());
     };
-    let table = Table::new(&name, location);
-    if let Err(e) = table.create(&schema, &partition).await {
-        if create.location.is_some() {
-            ws.warehouse().unlink(&name).await?;
+    // CREATE … AS SELECT writes its data files first and commits them with
+    // the table, so the table appears (or is replaced) with its rows at once.
+    let location = plan.location.clone();
+    let mut written = Vec::new();
+    let mut manifest = None;
+    if is_ctas {
+        let spec = metadata.current_spec()?.clone();
+        let stream = ctx
+            .execute_logical_plan(cmt.input.as_ref().clone())
+            .await?
+            .execute_stream()
+            .await?;
+        let (files, _) = write_stream(&location, &spec, stream).await?;
+        let snapshot_id = new_snapshot_id();
+        if !files.is_empty() {
+            match write_manifest(&location, &spec, &files, snapshot_id).await {
+                Ok(m) => manifest = Some(m),
+                Err(e) => {
+                    delete_files(&location, &files).await;
+                    return Err(e);
+                }
+            }
+        }
+        metadata = with_appended(&metadata, snapshot_id, manifest.clone(), &files);
+        written = files;
+    }
+    if let Err(e) = ws.commit_create(plan, &metadata).await {
+        delete_files(&location, &written).await;
+        if let Some(m) = &manifest
+            && let Ok(path) = location.resolve(&m.path)
+        {
+            let _ = crate::table::purge::delete_all(&location, vec![path]).await;
         }
         return Err(e);
     }
-    ws.add_name(&name);
-    let is_ctas = !matches!(cmt.input.as_ref(), LogicalPlan::EmptyRelation(e) if !e.produce_one_row);
-    if is_ctas {
-        let Some(provider) = ws.load_table(&name).await? else {
-            return Err(Error::TableNotFound(name));
+    Ok(StatementResult::empty())
+}
+
+/// `DROP TABLE`: warehouse tables through the catalog (see `catalog::ddl`),
+/// anything else through DataFusion.
+async fn drop_tables(
+    ctx: &SessionContext,
+    names: &[String],
+    if_exists: bool,
+    purge: bool,
+    text: &str,
+) -> Result<StatementResult> {
+    let mut targets = Vec::new();
+    for name in names {
+        let reference = TableReference::parse_str(name);
+        match warehouse_schema(ctx, &reference) {
+            Some(schema) => targets.push((schema, reference)),
+            None if purge => {
+                return Err(Error::Invalid(format!(
+                    "DROP TABLE … PURGE: {name} is not a hidden-partitions table"
+                )));
+            }
+            None => return run_datafusion(ctx, text).await,
+        }
+    }
+    for (schema, reference) in targets {
+        let Some(ws) = schema.downcast_ref::<WarehouseSchema>() else {
+            continue;
         };
-        let provider: Arc<dyn TableProvider> = Arc::new(provider);
-        let insert = LogicalPlanBuilder::insert_into(
-            cmt.input.as_ref().clone(),
-            cmt.name.clone(),
-            provider_as_source(provider),
-            InsertOp::Append,
-        )?
-        .build()?;
-        ctx.execute_logical_plan(insert).await?.collect().await?;
+        if !ws.drop_table(reference.table(), purge).await? && !if_exists {
+            return Err(Error::TableNotFound(reference.to_string()));
+        }
     }
     Ok(StatementResult::empty())
 }

@@ -7,6 +7,8 @@
 //! | `CREATE TABLE t (…)` / `CREATE TABLE t AS SELECT …`     | hidden-partitions (unpartitioned table in the warehouse) |
 //! | `EXPLAIN FILES [ANALYZE] SELECT …` (files selected or opened / total per scan) | hidden-partitions |
 //! | `ALTER TABLE t ADD / DROP / REPLACE PARTITION FIELD …`, `ALTER TABLE t ADD COLUMN c type` | hidden-partitions |
+//! | `ALTER TABLE t CREATE TAG name`, `ALTER TABLE t DROP TAG [IF EXISTS] name` | hidden-partitions |
+//! | `DROP TABLE [IF EXISTS] t [PURGE]` on a warehouse table (see `catalog::ddl`) | hidden-partitions |
 //! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
 //!
 //! Our clauses are cut out of the statement text by token position; the
@@ -43,6 +45,21 @@ pub enum Statement {
         table: String,
         column: String,
         definition: String,
+    },
+    /// `ALTER TABLE t CREATE TAG name` / `ALTER TABLE t DROP TAG [IF EXISTS] name`.
+    Tag {
+        table: String,
+        tag: String,
+        create: bool,
+        if_exists: bool,
+    },
+    /// `DROP TABLE [IF EXISTS] names [PURGE]`; `text` is the statement as
+    /// written, for names that are not in a warehouse.
+    DropTable {
+        names: Vec<String>,
+        if_exists: bool,
+        purge: bool,
+        text: String,
     },
     /// Anything else, passed to DataFusion as written.
     Other(String),
@@ -109,6 +126,11 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
             query: sql[query_start..last].trim().to_string(),
             analyze,
         });
+    }
+    if let [Some(Keyword::DROP), Some(Keyword::TABLE), ..] = kw.as_slice()
+        && let Some(drop) = drop_table(text, tokens, &significant)
+    {
+        return Ok(drop);
     }
     if let [Some(Keyword::ALTER), Some(Keyword::TABLE), ..] = kw.as_slice()
         && let Some(alter) = alter_partition(tokens, &significant)?
@@ -195,29 +217,7 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
 /// for other ALTER TABLE statements.
 fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Option<Statement>> {
     let toks: Vec<&Token> = significant.iter().map(|&i| &tokens[i].token).collect();
-    // Table name: words and dots after ALTER TABLE.
-    let mut k = 2;
-    let mut name = String::new();
-    while let Some(t) = toks.get(k) {
-        match t {
-            Token::Word(w)
-                if w.quote_style.is_some()
-                    || !matches!(
-                        w.keyword,
-                        Keyword::ADD | Keyword::DROP | Keyword::REPLACE | Keyword::ALTER | Keyword::RENAME
-                    ) =>
-            {
-                name.push_str(&if w.quote_style.is_some() {
-                    w.value.clone()
-                } else {
-                    w.value.to_ascii_lowercase()
-                })
-            }
-            Token::Period => name.push('.'),
-            _ => break,
-        }
-        k += 1;
-    }
+    let (name, k) = object_name(&toks, 2);
     let action = toks.get(k).and_then(|t| keyword(t));
     if !name.is_empty()
         && action == Some(Keyword::ADD)
@@ -265,6 +265,25 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
             column,
         }));
     }
+    let is_word = |t: Option<&&Token>, word: &str| matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word));
+    if !name.is_empty() && matches!(action, Some(Keyword::CREATE | Keyword::DROP)) && is_word(toks.get(k + 1), "tag") {
+        let create = action == Some(Keyword::CREATE);
+        let if_exists = !create
+            && toks.get(k + 2).and_then(|t| keyword(t)) == Some(Keyword::IF)
+            && toks.get(k + 3).and_then(|t| keyword(t)) == Some(Keyword::EXISTS);
+        let at = if if_exists { k + 4 } else { k + 2 };
+        let Some(tag) = column_name(toks.get(at)).filter(|_| at + 1 == toks.len()) else {
+            return Err(syntax(
+                "expected ALTER TABLE t CREATE TAG name, or ALTER TABLE t DROP TAG [IF EXISTS] name",
+            ));
+        };
+        return Ok(Some(Statement::Tag {
+            table: name,
+            tag,
+            create,
+            if_exists,
+        }));
+    }
     let is_partition_field = toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::PARTITION)
         && matches!(toks.get(k + 2), Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("field"));
     if name.is_empty() || !is_partition_field {
@@ -294,6 +313,67 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
         _ => return Ok(None),
     };
     Ok(Some(Statement::AlterPartition { table: name, change }))
+}
+
+/// A possibly qualified name (`t`, `s.t`, `"My T"`) starting at `toks[k]`:
+/// the name as DataFusion resolves it (unquoted parts lower-cased) and the
+/// index after it. Empty when `toks[k]` is not a word.
+fn object_name(toks: &[&Token], mut k: usize) -> (String, usize) {
+    let mut name = String::new();
+    loop {
+        match toks.get(k) {
+            Some(Token::Word(w)) if w.quote_style.is_some() => name.push_str(&w.value),
+            Some(Token::Word(w)) => name.push_str(&w.value.to_ascii_lowercase()),
+            _ => return (name, k),
+        }
+        k += 1;
+        if toks.get(k) != Some(&&Token::Period) {
+            return (name, k);
+        }
+        name.push('.');
+        k += 1;
+    }
+}
+
+/// `DROP TABLE [IF EXISTS] a [, b …] [CASCADE | RESTRICT] [PURGE]`.
+fn drop_table(text: &str, tokens: &[TokenWithSpan], significant: &[usize]) -> Option<Statement> {
+    let toks: Vec<&Token> = significant.iter().map(|&i| &tokens[i].token).collect();
+    let mut k = 2;
+    let if_exists = toks.get(k).and_then(|t| keyword(t)) == Some(Keyword::IF)
+        && toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::EXISTS);
+    if if_exists {
+        k += 2;
+    }
+    let mut names = Vec::new();
+    loop {
+        let (name, next) = object_name(&toks, k);
+        if name.is_empty() {
+            return None;
+        }
+        names.push(name);
+        k = next;
+        if toks.get(k) == Some(&&Token::Comma) {
+            k += 1;
+            continue;
+        }
+        break;
+    }
+    if matches!(
+        toks.get(k).and_then(|t| keyword(t)),
+        Some(Keyword::CASCADE | Keyword::RESTRICT)
+    ) {
+        k += 1;
+    }
+    let purge = toks.get(k).and_then(|t| keyword(t)) == Some(Keyword::PURGE);
+    if purge {
+        k += 1;
+    }
+    (k == toks.len()).then(|| Statement::DropTable {
+        names,
+        if_exists,
+        purge,
+        text: text.to_string(),
+    })
 }
 
 fn matching_paren(tokens: &[TokenWithSpan], open: usize) -> Result<usize> {
@@ -392,6 +472,22 @@ mod tests {
         let Statement::CreateTable(c) = &stmts[0] else { panic!() };
         assert_eq!(c.sql, "create table t   as select * from s");
         assert_eq!(c.partitioned_by[0].transform, Transform::Year);
+    }
+
+    #[test]
+    fn drop_table_forms() {
+        let stmts = parse_statements("DROP TABLE IF EXISTS a, \"My T\".b PURGE; drop table t; DROP TABLE").unwrap();
+        assert_eq!(
+            stmts[0],
+            Statement::DropTable {
+                names: vec!["a".into(), "My T.b".into()],
+                if_exists: true,
+                purge: true,
+                text: "DROP TABLE IF EXISTS a, \"My T\".b PURGE".into()
+            }
+        );
+        assert!(matches!(&stmts[1], Statement::DropTable { names, purge: false, .. } if names == &["t"]));
+        assert!(matches!(&stmts[2], Statement::Other(_)));
     }
 
     #[test]

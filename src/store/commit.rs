@@ -1,22 +1,40 @@
 //! Loading and committing table metadata versions.
 //!
-//! A commit writes `metadata/v<N+1>.metadata.json` with put-if-absent, so of
-//! two writers racing for the same version exactly one wins. The loser
-//! reloads the latest version, re-applies its change on top (appends never
-//! conflict: they only add a manifest) and tries again with backoff.
+//! A table's history at a location is one chain of versions,
+//! `metadata/v1.metadata.json`, `v2`, … Each is created with put-if-absent,
+//! so of two writers racing for the same number exactly one wins; the loser
+//! reloads the latest version, re-applies its change and tries again with
+//! backoff. Numbers are never reused at a location: a dropped table leaves a
+//! *tombstone* as its last version, and a table created there later (or a
+//! `CREATE OR REPLACE`) continues the chain with a new `table-uuid`.
+//!
+//! Every writer is bound to the table it read (its `table-uuid`):
+//!
+//! | latest version when the writer commits | outcome                                   |
+//! |----------------------------------------|-------------------------------------------|
+//! | same `table-uuid`                      | change applied on top, committed          |
+//! | another `table-uuid` (replaced)        | `TableReplaced`: nothing committed         |
+//! | a tombstone (dropped)                  | `TableDropped`: nothing committed          |
+//!
+//! A purge deletes old versions in ascending order, which could leave a hole
+//! under the tombstone that a stalled writer's put-if-absent fills. So after
+//! a successful put the writer checks that the version it built on is still
+//! the object it read; if not, it deletes what it just wrote and fails.
 //!
 //! The latest version is found from `metadata/version-hint.text` (written
-//! after each commit, best effort) by probing `v<hint+1>`, `v<hint+2>`, … until
-//! one is missing; without a hint the metadata directory is listed once.
+//! after each commit, best effort) by probing `v<hint+1>`, `v<hint+2>`, …
+//! until one is missing; without a hint the metadata directory is listed once.
 
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use serde::{Deserialize, Serialize};
 
 use super::location::TableLocation;
 use crate::error::{Error, Result};
 use crate::spec::TableMetadata;
+use crate::spec::metadata::FORMAT_VERSION;
 
 /// How many times a commit is retried after losing a race.
 pub const COMMIT_RETRIES: usize = 20;
@@ -28,8 +46,63 @@ pub struct Versioned {
     pub metadata: TableMetadata,
 }
 
+/// The last version of a dropped table: it keeps the version number taken,
+/// so a writer still running when the table was dropped cannot commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tombstone {
+    #[serde(rename = "format-version")]
+    pub format_version: u32,
+    /// The uuid of the table that was dropped.
+    #[serde(rename = "table-uuid")]
+    pub table_uuid: String,
+    #[serde(rename = "dropped-at-ms")]
+    pub dropped_at_ms: i64,
+}
+
+/// What a version file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VersionDoc {
+    Table(TableMetadata),
+    Dropped(Tombstone),
+}
+
+impl VersionDoc {
+    fn to_json(&self) -> Result<Vec<u8>> {
+        match self {
+            Self::Table(md) => md.to_json(),
+            Self::Dropped(t) => Ok(serde_json::to_vec_pretty(t)?),
+        }
+    }
+
+    fn from_json(bytes: &[u8]) -> Result<Self> {
+        let value: serde_json::Value = serde_json::from_slice(bytes)?;
+        if value.get("dropped-at-ms").is_some() {
+            return Ok(Self::Dropped(serde_json::from_value(value)?));
+        }
+        Ok(Self::Table(TableMetadata::from_json(bytes)?))
+    }
+}
+
+/// The latest version as read: number, content, and the object's identity
+/// (to check after a commit that nobody rewrote it).
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub version: u64,
+    pub doc: VersionDoc,
+    meta: ObjectMeta,
+}
+
+impl Loaded {
+    pub fn table(&self) -> Option<&TableMetadata> {
+        match &self.doc {
+            VersionDoc::Table(md) => Some(md),
+            VersionDoc::Dropped(_) => None,
+        }
+    }
+}
+
 impl TableLocation {
-    /// The latest committed version, or `None` when the table does not exist.
+    /// The latest version number, or `None` when nothing was ever committed here.
     pub async fn latest_version(&self) -> Result<Option<u64>> {
         let hint = match self.store.get(&self.version_hint()).await {
             Ok(r) => {
@@ -43,7 +116,7 @@ impl TableLocation {
         };
         let mut version = match hint {
             Some(v) if self.exists(&self.metadata_file(v)).await? => v,
-            _ => match self.list_versions().await? {
+            _ => match self.list_versions().await?.into_iter().max() {
                 Some(v) => v,
                 None => return Ok(None),
             },
@@ -62,86 +135,115 @@ impl TableLocation {
         }
     }
 
-    async fn list_versions(&self) -> Result<Option<u64>> {
+    /// The version numbers present in `metadata/` (one LIST).
+    pub async fn list_versions(&self) -> Result<Vec<u64>> {
         let dir = self.metadata_dir();
         let listed: Vec<_> = self.store.list(Some(&dir)).try_collect().await?;
         Ok(listed
             .iter()
             .filter_map(|m| m.location.filename())
-            .filter_map(|name| {
-                name.strip_prefix('v')?
-                    .strip_suffix(".metadata.json")?
-                    .parse::<u64>()
-                    .ok()
-            })
-            .max())
+            .filter_map(parse_version_file)
+            .collect())
     }
 
+    async fn read_version(&self, version: u64) -> Result<Loaded> {
+        let path = self.metadata_file(version);
+        let got = self.store.get(&path).await?;
+        let meta = got.meta.clone();
+        let bytes = got.bytes().await?;
+        let doc = VersionDoc::from_json(&bytes).map_err(|e| Error::Format(format!("{path}: {e}")))?;
+        Ok(Loaded { version, doc, meta })
+    }
+
+    /// The table metadata of `version`; an error if it is a tombstone.
     pub async fn load_version(&self, version: u64) -> Result<TableMetadata> {
-        let bytes = self.store.get(&self.metadata_file(version)).await?.bytes().await?;
-        TableMetadata::from_json(&bytes).map_err(|e| Error::Format(format!("{}: {e}", self.metadata_file(version))))
+        match self.read_version(version).await?.doc {
+            VersionDoc::Table(md) => Ok(md),
+            VersionDoc::Dropped(_) => Err(Error::TableNotFound(self.url())),
+        }
     }
 
-    /// Load the latest version; `TableNotFound` when there is none.
-    pub async fn load(&self) -> Result<Versioned> {
+    /// The latest version, whatever it holds; `None` when there is none.
+    pub async fn load_latest(&self) -> Result<Option<Loaded>> {
         let Some(version) = self.latest_version().await? else {
-            return Err(Error::TableNotFound(self.url()));
+            return Ok(None);
         };
-        Ok(Versioned {
-            version,
-            metadata: self.load_version(version).await?,
-        })
+        match self.read_version(version).await {
+            Ok(l) => Ok(Some(l)),
+            // Purged between the probe and the read: look again.
+            Err(Error::ObjectStore(object_store::Error::NotFound { .. })) => {
+                let Some(version) = self.latest_version().await? else {
+                    return Ok(None);
+                };
+                Ok(Some(self.read_version(version).await?))
+            }
+            Err(e) => Err(e),
+        }
     }
 
-    /// Write version `version` if nobody else has. `Ok(false)` when it already exists.
-    pub async fn try_write_version(&self, version: u64, metadata: &TableMetadata) -> Result<bool> {
-        let payload = PutPayload::from(metadata.to_json()?);
+    /// Load the latest version of a live table; `TableNotFound` when there
+    /// is none or the table was dropped.
+    pub async fn load(&self) -> Result<Versioned> {
+        match self.load_latest().await? {
+            Some(Loaded {
+                version,
+                doc: VersionDoc::Table(metadata),
+                ..
+            }) => Ok(Versioned { version, metadata }),
+            _ => Err(Error::TableNotFound(self.url())),
+        }
+    }
+
+    /// Write `version` if nobody else has; `Ok(false)` when it already exists.
+    async fn try_write_version(&self, version: u64, doc: &VersionDoc) -> Result<bool> {
+        let payload = PutPayload::from(doc.to_json()?);
         let opts = PutOptions {
             mode: PutMode::Create,
             ..Default::default()
         };
         match self.store.put_opts(&self.metadata_file(version), payload, opts).await {
-            Ok(_) => {
-                // Best effort: a stale hint only costs extra probes.
-                let _ = self
-                    .store
-                    .put(&self.version_hint(), PutPayload::from(version.to_string().into_bytes()))
-                    .await;
-                Ok(true)
-            }
+            Ok(_) => Ok(true),
             Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// Create the table's first version; fails if the table already exists.
-    pub async fn create(&self, metadata: &TableMetadata) -> Result<Versioned> {
-        if self.latest_version().await?.is_some() || !self.try_write_version(1, metadata).await? {
-            return Err(Error::TableExists(self.url()));
+    /// After winning `version`, check that the version built on is still the
+    /// object that was read. If it was purged (and so `version` filled a
+    /// hole under a newer tombstone), take back what was written.
+    async fn verify_base(&self, base: Option<&Loaded>, version: u64) -> Result<()> {
+        let Some(base) = base else { return Ok(()) };
+        let intact = match self.store.head(&self.metadata_file(base.version)).await {
+            Ok(meta) => same_object(&meta, &base.meta),
+            Err(object_store::Error::NotFound { .. }) => false,
+            Err(e) => return Err(e.into()),
+        };
+        if intact {
+            return Ok(());
         }
-        Ok(Versioned {
-            version: 1,
-            metadata: metadata.clone(),
-        })
+        let _ = self.store.delete(&self.metadata_file(version)).await;
+        Err(Error::TableReplaced(self.url()))
     }
 
-    /// Commit a change: `apply` builds the next metadata from the latest one.
-    /// It is called again on top of a newer version after a lost race, so it
-    /// must be a pure function of its input (it may fail to refuse a conflict).
-    pub async fn commit<F>(&self, mut apply: F) -> Result<Versioned>
+    /// The core of every commit: `build` makes the next version from the
+    /// latest one (or from nothing); it is called again after a lost race.
+    pub async fn commit_doc<F>(&self, mut build: F) -> Result<(u64, VersionDoc)>
     where
-        F: FnMut(&TableMetadata) -> Result<TableMetadata>,
+        F: FnMut(Option<&Loaded>) -> Result<VersionDoc>,
     {
         let mut backoff = Duration::from_millis(5);
         for _ in 0..COMMIT_RETRIES {
-            let base = self.load().await?;
-            let next = apply(&base.metadata)?;
-            let version = base.version + 1;
+            let base = self.load_latest().await?;
+            let next = build(base.as_ref())?;
+            let version = base.as_ref().map_or(1, |b| b.version + 1);
             if self.try_write_version(version, &next).await? {
-                return Ok(Versioned {
-                    version,
-                    metadata: next,
-                });
+                self.verify_base(base.as_ref(), version).await?;
+                // Best effort: a stale hint only costs extra probes.
+                let _ = self
+                    .store
+                    .put(&self.version_hint(), PutPayload::from(version.to_string().into_bytes()))
+                    .await;
+                return Ok((version, next));
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_millis(500));
@@ -150,5 +252,119 @@ impl TableLocation {
             table: self.url(),
             detail: format!("gave up after {COMMIT_RETRIES} attempts; other writers keep winning"),
         })
+    }
+
+    /// Create a table; fails if a live table is already here (a dropped
+    /// one's chain is continued).
+    pub async fn create(&self, metadata: &TableMetadata) -> Result<Versioned> {
+        let (version, _) = self
+            .commit_doc(|base| match base.and_then(Loaded::table) {
+                Some(_) => Err(Error::TableExists(self.url())),
+                None => Ok(VersionDoc::Table(metadata.clone())),
+            })
+            .await?;
+        Ok(Versioned {
+            version,
+            metadata: metadata.clone(),
+        })
+    }
+
+    /// Commit a change to the table whose uuid is `table_uuid`: `apply`
+    /// builds the next metadata from the latest one. It is called again on
+    /// top of a newer version after a lost race, so it must be a pure
+    /// function of its input (it may fail to refuse a conflict).
+    pub async fn commit<F>(&self, table_uuid: &str, mut apply: F) -> Result<Versioned>
+    where
+        F: FnMut(&TableMetadata) -> Result<TableMetadata>,
+    {
+        let (version, doc) = self
+            .commit_doc(|base| match base.map(|b| &b.doc) {
+                Some(VersionDoc::Table(md)) if md.table_uuid == table_uuid => apply(md).map(VersionDoc::Table),
+                Some(VersionDoc::Table(_)) => Err(Error::TableReplaced(self.url())),
+                _ => Err(Error::TableDropped(self.url())),
+            })
+            .await?;
+        match doc {
+            VersionDoc::Table(metadata) => Ok(Versioned { version, metadata }),
+            VersionDoc::Dropped(_) => Err(Error::TableDropped(self.url())),
+        }
+    }
+
+    /// Commit `metadata` (a new table) in place of whatever table is here.
+    /// Returns the new version and the table it replaced, if any.
+    pub async fn replace(&self, metadata: &TableMetadata) -> Result<(Versioned, Option<Versioned>)> {
+        let mut replaced = None;
+        let (version, _) = self
+            .commit_doc(|base| {
+                replaced = base.and_then(|b| {
+                    b.table().map(|md| Versioned {
+                        version: b.version,
+                        metadata: md.clone(),
+                    })
+                });
+                Ok(VersionDoc::Table(metadata.clone()))
+            })
+            .await?;
+        let new = Versioned {
+            version,
+            metadata: metadata.clone(),
+        };
+        Ok((new, replaced))
+    }
+
+    /// Commit a tombstone over the live table here. Returns the tombstone's
+    /// version and the table it ended, or `None` when there was no live table.
+    pub async fn drop_table(&self) -> Result<Option<(u64, Versioned)>> {
+        let mut dropped = None;
+        let result = self
+            .commit_doc(|base| {
+                let Some((version, md)) = base.and_then(|b| b.table().map(|md| (b.version, md))) else {
+                    return Err(Error::TableNotFound(self.url()));
+                };
+                dropped = Some(Versioned {
+                    version,
+                    metadata: md.clone(),
+                });
+                Ok(VersionDoc::Dropped(Tombstone {
+                    format_version: FORMAT_VERSION,
+                    table_uuid: md.table_uuid.clone(),
+                    dropped_at_ms: chrono::Utc::now().timestamp_millis(),
+                }))
+            })
+            .await;
+        match result {
+            Ok((version, _)) => Ok(dropped.map(|d| (version, d))),
+            Err(Error::TableNotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// `v<N>.metadata.json` → N.
+pub fn parse_version_file(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix('v')?.strip_suffix(".metadata.json")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn same_object(a: &ObjectMeta, b: &ObjectMeta) -> bool {
+    match (&a.e_tag, &b.e_tag) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.size == b.size && a.last_modified == b.last_modified,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_file_names() {
+        assert_eq!(parse_version_file("v12.metadata.json"), Some(12));
+        assert_eq!(parse_version_file("v.metadata.json"), None);
+        assert_eq!(parse_version_file("v+1.metadata.json"), None);
+        assert_eq!(parse_version_file("x1.metadata.json"), None);
     }
 }

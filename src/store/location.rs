@@ -44,8 +44,23 @@ impl TableLocation {
 
     /// The table's URL, e.g. `file:///tmp/warehouse/t`.
     pub fn url(&self) -> String {
-        let base = self.store_url.as_str().trim_end_matches('/');
-        format!("{base}/{}", self.root)
+        self.place().url()
+    }
+
+    /// Which store and where in it, for comparing locations.
+    pub fn place(&self) -> super::url::StoreLocation {
+        super::url::StoreLocation {
+            store_url: self.store_url.clone(),
+            root: self.root.clone(),
+        }
+    }
+
+    /// The table's directory when it is on the local file system.
+    pub fn local_dir(&self) -> Option<std::path::PathBuf> {
+        if self.store_url.as_str() != "file:///" {
+            return None;
+        }
+        Some(std::path::PathBuf::from(format!("/{}", self.root)))
     }
 
     pub fn metadata_dir(&self) -> Path {

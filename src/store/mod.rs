@@ -2,6 +2,7 @@
 
 pub mod commit;
 pub mod location;
+pub mod url;
 
 pub use commit::Versioned;
 pub use location::TableLocation;

@@ -41,27 +41,27 @@ impl Table {
     /// Commit a new current table spec whose schema has one more column
     /// (a fresh field id; files written before read it as NULL).
     pub async fn add_column(&self, field: &datafusion::arrow::datatypes::Field) -> Result<Versioned> {
-        self.location.commit(|md| add_column(md, field)).await
+        self.commit(|md| add_column(md, field)).await
     }
 
     /// Commit a new current table spec with column `from` named `to` (same field id).
     pub async fn rename_column(&self, from: &str, to: &str) -> Result<Versioned> {
-        self.location.commit(|md| rename_column(md, from, to)).await
+        self.commit(|md| rename_column(md, from, to)).await
     }
 
     /// Commit a new current table spec without column `name`.
     pub async fn drop_column(&self, name: &str) -> Result<Versioned> {
-        self.location.commit(|md| drop_column(md, name)).await
+        self.commit(|md| drop_column(md, name)).await
     }
 
     /// Commit a new current table spec with column `name` widened to `to`.
     pub async fn widen_column(&self, name: &str, to: &datafusion::arrow::datatypes::DataType) -> Result<Versioned> {
-        self.location.commit(|md| widen_column(md, name, to)).await
+        self.commit(|md| widen_column(md, name, to)).await
     }
 
     /// Commit a new current table spec with the partition spec changed.
     pub async fn evolve_partition_spec(&self, change: PartitionChange) -> Result<Versioned> {
-        self.location.commit(|md| apply(md, &change)).await
+        self.commit(|md| apply(md, &change)).await
     }
 }
 

@@ -6,6 +6,8 @@
 //! before the commit leaves the table exactly as it was.
 
 pub mod evolve;
+pub mod purge;
+pub mod tags;
 pub mod writer;
 
 use std::collections::BTreeMap;
@@ -13,11 +15,13 @@ use std::collections::BTreeMap;
 use chrono::Utc;
 use datafusion::arrow::datatypes::Schema as ArrowSchema;
 
-use crate::error::Result;
+use object_store::ObjectStoreExt;
+
+use crate::error::{Error, Result};
 use crate::manifest::{DataFile, write_manifest};
 use crate::spec::metadata::FORMAT_VERSION;
 use crate::spec::partition::FIRST_PARTITION_FIELD_ID;
-use crate::spec::{PartitionField, PartitionSpec, Schema, Snapshot, TableMetadata, TableSpec};
+use crate::spec::{ManifestFile, PartitionField, PartitionSpec, Schema, Snapshot, TableMetadata, TableSpec};
 use crate::store::{TableLocation, Versioned};
 use crate::transform::Transform;
 
@@ -37,6 +41,9 @@ pub struct PartitionFieldDef {
 pub struct Table {
     pub name: String,
     pub location: TableLocation,
+    /// The `table-uuid` this handle was loaded with: commits through it fail
+    /// once another table (or a tombstone) has taken the location's chain.
+    uuid: Option<String>,
 }
 
 fn new_id() -> i64 {
@@ -48,7 +55,21 @@ impl Table {
         Self {
             name: name.into(),
             location,
+            uuid: None,
         }
+    }
+
+    /// This handle, bound to the table with `uuid` (see [`Table::uuid`]).
+    pub fn bound(mut self, uuid: &str) -> Self {
+        self.uuid = Some(uuid.to_string());
+        self
+    }
+
+    /// The identity every commit through this handle is checked against.
+    pub fn uuid(&self) -> Result<&str> {
+        self.uuid.as_deref().ok_or_else(|| {
+            crate::error::Error::Invalid(format!("table {} must be loaded before it is changed", self.name))
+        })
     }
 
     /// Build the first metadata version for a schema and partition fields.
@@ -97,6 +118,7 @@ impl Table {
             current_snapshot_id: None,
             snapshots: Vec::new(),
             properties: BTreeMap::new(),
+            refs: BTreeMap::new(),
         })
     }
 
@@ -106,52 +128,83 @@ impl Table {
         self.location.create(&md).await
     }
 
+    /// Commit a change through [`TableLocation::commit`], bound to this table.
+    pub async fn commit<F>(&self, apply: F) -> Result<Versioned>
+    where
+        F: FnMut(&TableMetadata) -> Result<TableMetadata>,
+    {
+        // Name the table in the errors that say it changed under the writer.
+        match self.location.commit(self.uuid()?, apply).await {
+            Err(Error::TableReplaced(_)) => Err(Error::TableReplaced(self.name.clone())),
+            Err(Error::TableDropped(_)) => Err(Error::TableDropped(self.name.clone())),
+            other => other,
+        }
+    }
+
     pub async fn load(&self) -> Result<Versioned> {
         self.location.load().await
     }
 
-    /// Commit new data files written under `spec_id` as one append snapshot.
-    pub async fn append(&self, spec_id: i32, files: Vec<DataFile>) -> Result<Versioned> {
-        let base = self.load().await?;
-        let spec = base.metadata.spec(spec_id)?.clone();
+    /// Commit new data files written under `spec` as one append snapshot.
+    pub async fn append(&self, spec: &TableSpec, files: Vec<DataFile>) -> Result<Versioned> {
         let snapshot_id = new_id();
         let manifest = if files.is_empty() {
             None
         } else {
-            Some(write_manifest(&self.location, &spec, &files, snapshot_id).await?)
+            Some(write_manifest(&self.location, spec, &files, snapshot_id).await?)
         };
-        let added_rows: u64 = files.iter().map(|f| f.record_count).sum();
-        let added_files = files.len();
-        self.location
-            .commit(|md| {
-                let mut next = md.clone();
-                let parent = md.current_snapshot();
-                let mut manifests = parent.map(|s| s.manifests.clone()).unwrap_or_default();
-                manifests.extend(manifest.clone());
-                let total_rows: u64 = manifests.iter().map(|m| m.record_count).sum();
-                let total_files: u64 = manifests.iter().map(|m| m.file_count).sum();
-                let sequence_number = md.last_sequence_number + 1;
-                let now = Utc::now().timestamp_millis();
-                let summary = BTreeMap::from([
-                    ("added-data-files".to_string(), added_files.to_string()),
-                    ("added-records".to_string(), added_rows.to_string()),
-                    ("total-data-files".to_string(), total_files.to_string()),
-                    ("total-records".to_string(), total_rows.to_string()),
-                ]);
-                next.snapshots.push(Snapshot {
-                    snapshot_id,
-                    parent_snapshot_id: md.current_snapshot_id,
-                    sequence_number,
-                    timestamp_ms: now,
-                    operation: "append".to_string(),
-                    summary,
-                    manifests,
-                });
-                next.current_snapshot_id = Some(snapshot_id);
-                next.last_sequence_number = sequence_number;
-                next.last_updated_ms = now;
-                Ok(next)
-            })
-            .await
+        let result = self
+            .commit(|md| Ok(with_appended(md, snapshot_id, manifest.clone(), &files)))
+            .await;
+        if result.is_err()
+            && let Some(m) = &manifest
+            && let Ok(path) = self.location.resolve(&m.path)
+        {
+            let _ = self.location.store.delete(&path).await;
+        }
+        result
     }
+}
+
+/// A fresh snapshot id.
+pub fn new_snapshot_id() -> i64 {
+    new_id()
+}
+
+/// `md` with one more snapshot: the current manifests plus `manifest`
+/// (the manifest of `files`, when there are any).
+pub fn with_appended(
+    md: &TableMetadata,
+    snapshot_id: i64,
+    manifest: Option<ManifestFile>,
+    files: &[DataFile],
+) -> TableMetadata {
+    let mut next = md.clone();
+    let mut manifests = md.current_snapshot().map(|s| s.manifests.clone()).unwrap_or_default();
+    manifests.extend(manifest);
+    let total_rows: u64 = manifests.iter().map(|m| m.record_count).sum();
+    let total_files: u64 = manifests.iter().map(|m| m.file_count).sum();
+    let added_rows: u64 = files.iter().map(|f| f.record_count).sum();
+    let sequence_number = md.last_sequence_number + 1;
+    let now = Utc::now().timestamp_millis();
+    let summary = BTreeMap::from([
+        ("added-data-files".to_string(), files.len().to_string()),
+        ("added-records".to_string(), added_rows.to_string()),
+        ("total-data-files".to_string(), total_files.to_string()),
+        ("total-records".to_string(), total_rows.to_string()),
+    ]);
+    next.snapshots.push(Snapshot {
+        snapshot_id,
+        parent_snapshot_id: md.current_snapshot_id,
+        sequence_number,
+        timestamp_ms: now,
+        operation: "append".to_string(),
+        summary,
+        manifests,
+        table_spec_id: Some(md.current_spec_id),
+    });
+    next.current_snapshot_id = Some(snapshot_id);
+    next.last_sequence_number = sequence_number;
+    next.last_updated_ms = now;
+    next
 }

@@ -19,6 +19,8 @@ use datafusion::arrow::compute::{cast, take_record_batch};
 use datafusion::arrow::datatypes::{DataType, Fields, Schema as ArrowSchema, SchemaRef};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::ScalarValue;
+use datafusion::execution::SendableRecordBatchStream;
+use futures::StreamExt;
 use object_store::{PutMode, PutOptions, PutPayload};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -263,6 +265,38 @@ impl PartitionedWriter {
     pub fn written(&self) -> &[DataFile] {
         &self.written
     }
+}
+
+/// Write every batch of `data` (in the spec's schema) into partitioned files
+/// under `location`. Nothing is committed; on failure the files written so
+/// far are deleted.
+pub async fn write_stream(
+    location: &TableLocation,
+    spec: &TableSpec,
+    mut data: SendableRecordBatchStream,
+) -> Result<(Vec<DataFile>, u64)> {
+    let mut writer = PartitionedWriter::try_new(location.clone(), spec.clone())?;
+    let mut rows = 0u64;
+    while let Some(batch) = data.next().await {
+        let result = match batch {
+            Ok(batch) => {
+                rows += batch.num_rows() as u64;
+                writer.write(&batch).await
+            }
+            Err(e) => Err(e.into()),
+        };
+        if let Err(e) = result {
+            delete_files(location, writer.written()).await;
+            return Err(e);
+        }
+    }
+    Ok((writer.finish().await?, rows))
+}
+
+/// Delete data files that were written but not committed (best effort).
+pub async fn delete_files(location: &TableLocation, files: &[DataFile]) {
+    let paths = files.iter().filter_map(|f| location.resolve(&f.path).ok()).collect();
+    let _ = crate::table::purge::delete_all(location, paths).await;
 }
 
 /// Write one finished file and describe it for the manifest.

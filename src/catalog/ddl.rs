@@ -1,0 +1,286 @@
+//! CREATE and DROP: where a table may live, and what ending a table deletes.
+//!
+//! | statement                          | warehouse table (`<wh>/<name>/`)        | table with `LOCATION`                          |
+//! |------------------------------------|-----------------------------------------|------------------------------------------------|
+//! | `DROP TABLE t`                     | tombstone, then purge what `t` owns      | unregistered; its files stay, still a table    |
+//! | `DROP TABLE t PURGE`               | same as plain DROP                       | tombstone, purge what `t` owns, unregister     |
+//! | `CREATE OR REPLACE TABLE t …` (same place) | new table in the same version chain, then purge what the old one owned | same |
+//! | `CREATE TABLE t LOCATION 'x'` (no columns) | —                               | registers the table already at `x`             |
+//!
+//! "Purge" deletes only files the table's metadata names (see
+//! `table::purge`); anything else under the location stays. A location is
+//! refused when it is the warehouse root, inside it or contains it, when it
+//! is inside or contains another table's location, when it already holds a
+//! live table, and when it holds files but no table (unless the session
+//! option `hidden_partitions.allow_non_empty_location` is on).
+
+use futures::StreamExt;
+
+use super::schema::WarehouseSchema;
+use super::warehouse::check_table_name;
+use crate::error::{Error, Result};
+use crate::spec::TableMetadata;
+use crate::store::TableLocation;
+use crate::store::commit::VersionDoc;
+use crate::store::url::{Overlap, parse_location};
+use crate::table::purge::{PurgeReport, delete_all, purge, remove_empty_dirs};
+
+/// What to do when the name is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateMode {
+    Create,
+    IfNotExists,
+    OrReplace,
+}
+
+/// Where a table of ours is registered.
+#[derive(Debug, Clone)]
+pub struct TableEntry {
+    pub location: TableLocation,
+    /// Stored elsewhere (`LOCATION`), linked from the warehouse by a `.location` file.
+    pub linked: bool,
+}
+
+/// A validated CREATE, before anything is written.
+#[derive(Debug)]
+pub struct CreatePlan {
+    pub name: String,
+    pub location: TableLocation,
+    linked: bool,
+    /// A table of the same name somewhere else, to end first (DROP semantics).
+    drop_first: Option<TableEntry>,
+    /// A non-table provider of the same name (e.g. a memory table) to replace.
+    replace_other: bool,
+    /// Replace the live table at `location` in its version chain.
+    replace_in_place: bool,
+    /// A link left by a table that is gone.
+    stale_link: bool,
+}
+
+impl WarehouseSchema {
+    /// Where table `name` is registered, if anywhere (live or not).
+    pub async fn entry(&self, name: &str) -> Result<TableEntry> {
+        match self.warehouse().linked_location(name).await? {
+            Some(url) => Ok(TableEntry {
+                location: self.resolve_location(&url)?,
+                linked: true,
+            }),
+            None => Ok(TableEntry {
+                location: self.warehouse().table_location(name),
+                linked: false,
+            }),
+        }
+    }
+
+    /// Check a CREATE TABLE against everything already there; `None` when
+    /// `IF NOT EXISTS` found the table.
+    pub async fn plan_create(
+        &self,
+        name: &str,
+        location: Option<&str>,
+        mode: CreateMode,
+        allow_non_empty: bool,
+    ) -> Result<Option<CreatePlan>> {
+        check_table_name(name)?;
+        let existing = self.entry(name).await?;
+        let live = is_live(&existing.location).await?;
+        let other = self.has_other(name);
+        if live || other {
+            match mode {
+                CreateMode::IfNotExists => return Ok(None),
+                CreateMode::Create => return Err(Error::TableExists(format!("table {name} already exists"))),
+                CreateMode::OrReplace => {}
+            }
+        }
+        let (target, linked) = match location {
+            Some(written) => (self.check_location(name, written).await?, true),
+            None => (self.warehouse().table_location(name), false),
+        };
+        let same_place = live && existing.location.place().overlap(&target.place()) == Overlap::Same;
+        if !same_place {
+            check_contents(&target, location, allow_non_empty).await?;
+        }
+        Ok(Some(CreatePlan {
+            name: name.to_string(),
+            location: target,
+            linked,
+            drop_first: (live && !same_place).then_some(existing.clone()),
+            replace_other: other,
+            replace_in_place: same_place,
+            stale_link: existing.linked && !live,
+        }))
+    }
+
+    /// A `LOCATION` for table `name`: parsed, and clear of the warehouse and
+    /// of every other linked table.
+    async fn check_location(&self, name: &str, written: &str) -> Result<TableLocation> {
+        let place = parse_location(written)?;
+        let warehouse = self.warehouse().place();
+        match place.overlap(&warehouse) {
+            Overlap::Disjoint => {}
+            Overlap::Inside => {
+                return Err(Error::Invalid(format!(
+                    "LOCATION {written:?} is inside the warehouse {}; leave out LOCATION to store table {name} in the warehouse",
+                    warehouse.url()
+                )));
+            }
+            Overlap::Same | Overlap::Contains => {
+                return Err(Error::Invalid(format!(
+                    "LOCATION {written:?} is or contains the warehouse {}; a table needs a directory of its own",
+                    warehouse.url()
+                )));
+            }
+        }
+        for (other, url) in self.warehouse().links().await? {
+            if other == name {
+                continue;
+            }
+            let Ok(theirs) = parse_location(&url) else { continue };
+            let relation = match place.overlap(&theirs) {
+                Overlap::Disjoint => continue,
+                Overlap::Same => "is the location of",
+                Overlap::Inside => "is inside the location of",
+                Overlap::Contains => "contains the location of",
+            };
+            return Err(Error::Invalid(format!(
+                "LOCATION {written:?} {relation} table {other} ({url}); a table needs a directory of its own"
+            )));
+        }
+        self.resolve_location(&place.url())
+    }
+
+    /// Carry out a planned CREATE with the table's first metadata (which may
+    /// already hold a snapshot of data files written under the location).
+    pub async fn commit_create(&self, plan: CreatePlan, metadata: &TableMetadata) -> Result<Option<PurgeReport>> {
+        if plan.replace_other {
+            use datafusion::catalog::SchemaProvider;
+            self.deregister_table(&plan.name)?;
+        }
+        if let Some(old) = &plan.drop_first {
+            self.end_table(&plan.name, old, !old.linked).await?;
+        }
+        if !plan.replace_in_place {
+            if plan.stale_link || plan.drop_first.as_ref().is_some_and(|d| d.linked) {
+                self.warehouse().unlink(&plan.name).await?;
+            }
+            if plan.linked {
+                self.warehouse().link(&plan.name, &plan.location.url()).await?;
+            }
+        }
+        let report = if plan.replace_in_place {
+            let (_, replaced) = plan.location.replace(metadata).await?;
+            match replaced {
+                Some(old) => Some(purge(&plan.location, &old.metadata, old.version).await?),
+                None => None,
+            }
+        } else {
+            if let Err(e) = plan.location.create(metadata).await {
+                if plan.linked {
+                    self.warehouse().unlink(&plan.name).await?;
+                }
+                return Err(e);
+            }
+            None
+        };
+        self.add_name(&plan.name);
+        Ok(report)
+    }
+
+    /// `CREATE TABLE t LOCATION 'x'` without columns: register the table at `x`.
+    pub async fn register_existing(&self, name: &str, written: &str, mode: CreateMode) -> Result<()> {
+        check_table_name(name)?;
+        let existing = self.entry(name).await?;
+        if is_live(&existing.location).await? || self.has_other(name) {
+            match mode {
+                CreateMode::IfNotExists => return Ok(()),
+                _ => return Err(Error::TableExists(format!("table {name} already exists"))),
+            }
+        }
+        let location = self.check_location(name, written).await?;
+        if !is_live(&location).await? {
+            return Err(Error::Invalid(format!(
+                "no table at LOCATION {written:?} to register as {name}; give a column list to create one"
+            )));
+        }
+        if existing.linked {
+            self.warehouse().unlink(name).await?;
+        }
+        self.warehouse().link(name, &location.url()).await?;
+        self.add_name(name);
+        Ok(())
+    }
+
+    /// `DROP TABLE name [PURGE]`; `false` when there was no such table.
+    pub async fn drop_table(&self, name: &str, purge_files: bool) -> Result<bool> {
+        if self.has_other(name) {
+            use datafusion::catalog::SchemaProvider;
+            self.deregister_table(name)?;
+            return Ok(true);
+        }
+        if check_table_name(name).is_err() {
+            return Ok(false);
+        }
+        let entry = self.entry(name).await?;
+        let live = is_live(&entry.location).await?;
+        if live {
+            self.end_table(name, &entry, purge_files || !entry.linked).await?;
+        }
+        if entry.linked {
+            self.warehouse().unlink(name).await?;
+        }
+        self.forget_name(name);
+        Ok(live)
+    }
+
+    /// End a table: with `purge`, commit a tombstone and delete what it owns.
+    async fn end_table(&self, name: &str, entry: &TableEntry, purge_files: bool) -> Result<()> {
+        if !purge_files {
+            return Ok(());
+        }
+        let Some((_, dropped)) = entry.location.drop_table().await? else {
+            return Ok(());
+        };
+        purge(&entry.location, &dropped.metadata, dropped.version)
+            .await
+            .map_err(|e| Error::Invalid(format!("table {name} was dropped, but deleting its files failed: {e}")))?;
+        let _ = delete_all(&entry.location, vec![entry.location.version_hint()]).await;
+        remove_empty_dirs(&entry.location);
+        Ok(())
+    }
+}
+
+/// Whether a live table (not a tombstone) is at `location`.
+async fn is_live(location: &TableLocation) -> Result<bool> {
+    Ok(matches!(
+        location.load_latest().await?.map(|l| l.doc),
+        Some(VersionDoc::Table(_))
+    ))
+}
+
+/// A new table's place must not hold a live table, nor files that are not
+/// a table's (unless allowed).
+async fn check_contents(location: &TableLocation, written: Option<&str>, allow_non_empty: bool) -> Result<()> {
+    let shown = written.map_or_else(|| location.url(), str::to_string);
+    match location.load_latest().await? {
+        Some(l) if l.table().is_some() => {
+            return Err(Error::Invalid(format!(
+                "LOCATION {shown:?} already holds a table; register it with CREATE TABLE <name> LOCATION '{shown}' (no column list), or choose another location"
+            )));
+        }
+        // A dropped table's tombstone: the new table continues its chain.
+        Some(_) => return Ok(()),
+        None => {}
+    }
+    if allow_non_empty {
+        return Ok(());
+    }
+    let mut listing = location.store.list(Some(&location.root));
+    if let Some(first) = listing.next().await {
+        let first = first?;
+        return Err(Error::Invalid(format!(
+            "location {shown:?} is not empty (it holds {}); choose an empty directory, or SET hidden_partitions.allow_non_empty_location = true to share it (files that are not the table's are never read or deleted)",
+            first.location
+        )));
+    }
+    Ok(())
+}
