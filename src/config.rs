@@ -4,6 +4,7 @@
 //! | option                                     | default | meaning                                              |
 //! |--------------------------------------------|---------|------------------------------------------------------|
 //! | `hidden_partitions.allow_non_empty_location` | `false` | let `CREATE TABLE … LOCATION` use a directory that already holds other files |
+//! | `hidden_partitions.write_buffer_size`      | 256 MiB | rows an INSERT buffers before writing out the largest partitions (also bounded by `datafusion.runtime.memory_limit`) |
 
 use datafusion::common::config::ConfigExtension;
 use datafusion::common::extensions_options;
@@ -16,11 +17,32 @@ extensions_options! {
         /// use a place that already holds files that are not a table's.
         /// Those files are never read, listed as orphans, or deleted.
         pub allow_non_empty_location: bool, default = false
+        /// Bytes of rows an INSERT buffers (over all partitions, plus files
+        /// being encoded) before it writes out the largest partitions as
+        /// files; the session's memory pool may grant less.
+        pub write_buffer_size: usize, default = crate::table::writer::DEFAULT_WRITE_BUFFER
     }
 }
 
 impl ConfigExtension for HiddenPartitionsOptions {
     const PREFIX: &'static str = "hidden_partitions";
+}
+
+/// How a statement running in `task` may write: its memory pool, the
+/// write buffer size, and as many files at once as target partitions.
+pub fn write_options(task: &datafusion::execution::TaskContext) -> crate::table::writer::WriteOptions {
+    let config = task.session_config();
+    let ours = config
+        .options()
+        .extensions
+        .get::<HiddenPartitionsOptions>()
+        .cloned()
+        .unwrap_or_default();
+    crate::table::writer::WriteOptions {
+        buffer_limit: ours.write_buffer_size,
+        memory_pool: task.memory_pool().clone(),
+        parallelism: config.target_partitions(),
+    }
 }
 
 /// The options of a session (defaults when the extension is not installed).

@@ -33,6 +33,12 @@ pub enum Error {
         "table {0} was replaced or dropped while this statement ran (CREATE OR REPLACE, or DROP and CREATE); nothing was committed"
     )]
     TableReplaced(String),
+    /// The commit request failed in a way that leaves its outcome unknown
+    /// (it may have taken effect). The written files are kept.
+    #[error(
+        "the commit to {table} could not be confirmed ({detail}); the statement may or may not have taken effect — read the table to see, its files were kept (unreferenced ones are listed by \"<table>$orphans\")"
+    )]
+    CommitUnknown { table: String, detail: String },
     /// Another writer committed the same version first and retries ran out.
     #[error("commit conflict on {table}: {detail}")]
     CommitConflict { table: String, detail: String },
@@ -40,7 +46,7 @@ pub enum Error {
     Transform(#[from] TransformError),
     #[error(transparent)]
     Value(#[from] ValueError),
-    #[error("object store: {0}")]
+    #[error("object store: {}", crate::store::connect::describe_error(.0))]
     ObjectStore(#[from] object_store::Error),
     #[error("parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
@@ -63,6 +69,14 @@ impl From<DataFusionError> for Error {
             },
             other => Error::DataFusion(other),
         }
+    }
+}
+
+impl Error {
+    /// Whether files written for the statement may be referenced by a
+    /// commit that happened (so they must not be deleted).
+    pub fn commit_may_have_happened(&self) -> bool {
+        matches!(self, Error::CommitUnknown { .. })
     }
 }
 

@@ -30,5 +30,6 @@ pub mod variant;
 
 pub use catalog::{Warehouse, WarehouseSchema};
 pub use error::{Error, Result};
-pub use session::{SessionContextExt, session};
+pub use session::{SessionContextExt, session, session_with};
 pub use sql::{StatementResult, execute_sql};
+pub use store::connect::StorageOptions;

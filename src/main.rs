@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use hidden_partitions::cli::{OutputFormat, repl, write_result};
-use hidden_partitions::session;
 use hidden_partitions::sql::{execute_statement, parse_statements};
+use hidden_partitions::{StorageOptions, Warehouse, session_with};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -15,9 +15,15 @@ use hidden_partitions::sql::{execute_statement, parse_statements};
     about = "Run SQL against a warehouse of hidden-partitioned tables"
 )]
 struct Args {
-    /// Warehouse directory holding the tables (created if missing)
+    /// Warehouse holding the tables: a directory (created if missing) or a
+    /// URL such as s3://bucket/prefix, gs://bucket/prefix, az://container/prefix
     #[arg(long, default_value = "./warehouse")]
-    warehouse: PathBuf,
+    warehouse: String,
+    /// Object store setting KEY=VALUE (e.g. aws_endpoint=http://127.0.0.1:9000,
+    /// aws_region=eu-west-1); may repeat. The standard AWS_*, GOOGLE_* and
+    /// AZURE_* environment variables are read as well.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    storage_option: Vec<String>,
     /// SQL to run: one or more `;`-separated statements (may repeat)
     #[arg(short = 'c', long = "command")]
     command: Vec<String>,
@@ -29,10 +35,19 @@ struct Args {
     format: OutputFormat,
 }
 
+async fn open(args: &Args) -> hidden_partitions::Result<datafusion::prelude::SessionContext> {
+    let mut options = StorageOptions::new();
+    for pair in &args.storage_option {
+        let (k, v) = StorageOptions::parse_pair(pair)?;
+        options = options.with(k, v);
+    }
+    session_with(Warehouse::open(&args.warehouse, options)?).await
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let ctx = match session(&args.warehouse).await {
+    let ctx = match open(&args).await {
         Ok(ctx) => ctx,
         Err(e) => {
             eprintln!("Error: {e}");

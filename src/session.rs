@@ -24,12 +24,18 @@ use crate::sql::{StatementResult, execute_sql};
 
 /// A new session whose default schema is the warehouse at `dir`.
 pub async fn session(dir: impl AsRef<std::path::Path>) -> Result<SessionContext> {
+    session_with(Warehouse::local(dir)?).await
+}
+
+/// A new session whose default schema is `warehouse` (e.g.
+/// `Warehouse::open("s3://bucket/wh", options)`).
+pub async fn session_with(warehouse: Warehouse) -> Result<SessionContext> {
     let config = SessionConfig::new()
         .with_information_schema(true)
         .with_option_extension(HiddenPartitionsOptions::default());
     let state = with_hidden_partitions(SessionStateBuilder::new().with_config(config).with_default_features()).build();
     let ctx = SessionContext::new_with_state(state);
-    ctx.register_warehouse(Warehouse::local(dir)?).await?;
+    ctx.register_warehouse(warehouse).await?;
     Ok(ctx)
 }
 
@@ -98,7 +104,13 @@ impl SessionContextExt for SessionContext {
         catalog: &str,
         schema: &str,
     ) -> Result<Arc<WarehouseSchema>> {
+        // The session reads the warehouse's store (and counts its requests)
+        // for our tables, CREATE EXTERNAL TABLE and COPY alike.
+        self.runtime_env()
+            .register_object_store(warehouse.store_url.as_ref(), Arc::clone(&warehouse.store));
         let ws = Arc::new(WarehouseSchema::new(warehouse, self.runtime_env()));
+        // One LIST of the warehouse root: the table names, and the check
+        // that the store can be reached at all.
         ws.refresh().await?;
         let Some(cat) = self.catalog(catalog) else {
             return Err(Error::Invalid(format!("catalog {catalog} does not exist")));

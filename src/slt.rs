@@ -20,9 +20,11 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
 use sqllogictest::{ColumnType, DBOutput};
 
+use crate::catalog::Warehouse;
 use crate::error::Error;
-use crate::session;
+use crate::session::{session, session_with};
 use crate::sql::execute_sql;
+use crate::store::connect::StorageOptions;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SltType {
@@ -88,6 +90,69 @@ impl HiddenPartitionsDb {
             ctx: session(warehouse).await?,
         })
     }
+
+    /// A session on a warehouse at a URL (e.g. on the test S3 server).
+    pub async fn open_at(warehouse: &str, options: StorageOptions) -> crate::error::Result<Self> {
+        Ok(Self {
+            ctx: session_with(Warehouse::open(warehouse, options)?).await?,
+        })
+    }
+}
+
+/// The S3-compatible test server, from the environment: `HP_S3_ENDPOINT`
+/// (e.g. `http://127.0.0.1:9123`) and `HP_S3_BUCKET` (default `hp-test`,
+/// which must exist). `.ci/run` starts one (moto, see `.ci/s3_server.py`).
+#[derive(Debug, Clone)]
+pub struct S3Server {
+    pub endpoint: String,
+    pub bucket: String,
+}
+
+impl S3Server {
+    /// `Ok(None)` when no server is configured; an error when one is
+    /// required (`HP_S3_REQUIRED=1`, as in CI) but missing.
+    pub fn from_env() -> Result<Option<Self>, String> {
+        let endpoint = std::env::var("HP_S3_ENDPOINT").ok().filter(|e| !e.is_empty());
+        let required = std::env::var("HP_S3_REQUIRED").is_ok_and(|v| v == "1");
+        match endpoint {
+            Some(endpoint) => Ok(Some(Self {
+                endpoint,
+                bucket: std::env::var("HP_S3_BUCKET").unwrap_or_else(|_| "hp-test".to_string()),
+            })),
+            None if required => {
+                Err("HP_S3_REQUIRED=1 but HP_S3_ENDPOINT is not set: the S3 test server is missing".into())
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Storage options that reach the server (any keys are accepted by it).
+    pub fn options(&self) -> StorageOptions {
+        StorageOptions::new()
+            .with("aws_endpoint", &self.endpoint)
+            .with("aws_allow_http", "true")
+            .with("aws_region", "us-east-1")
+            .with("aws_access_key_id", "hp-test-key")
+            .with("aws_secret_access_key", "hp-test-secret")
+    }
+
+    /// The same as `--storage-option` arguments for the command line.
+    pub fn cli_args(&self) -> Vec<String> {
+        self.options()
+            .iter()
+            .flat_map(|(k, v)| ["--storage-option".to_string(), format!("{k}={v}")])
+            .collect()
+    }
+
+    /// A fresh prefix for one test: `s3://<bucket>/<name>-<uuid>`.
+    pub fn prefix(&self, name: &str) -> String {
+        format!("s3://{}/{name}-{}", self.bucket, uuid::Uuid::new_v4())
+    }
+}
+
+/// Say loudly that a test did not run for lack of the S3 server.
+pub fn skipped_without_s3(what: &str) {
+    eprintln!("\n*** SKIPPED {what}: no S3 test server (set HP_S3_ENDPOINT, or run .ci/run) ***\n");
 }
 
 fn format_cell(array: &ArrayRef, row: usize, formatter: &ArrayFormatter) -> String {
@@ -183,7 +248,7 @@ pub fn collect_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Run one `.slt` file against a fresh warehouse. Errors carry the file and line.
+/// Run one `.slt` file against a fresh local warehouse. Errors carry the file and line.
 pub async fn run_file(path: &Path) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("hp-slt-{}", uuid::Uuid::new_v4()));
     let warehouse = dir.join("warehouse");
@@ -203,4 +268,25 @@ pub async fn run_file(path: &Path) -> Result<(), String> {
         .map_err(|e| e.display(true).to_string());
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// Run one `.slt` file against a fresh warehouse on the S3 server: records
+/// marked `skipif s3` are left out, `onlyif s3` ones run.
+pub async fn run_file_on_s3(path: &Path, server: &S3Server) -> Result<(), String> {
+    let base = server.prefix("slt");
+    let warehouse = format!("{base}/warehouse");
+    let scratch = format!("{base}/scratch");
+    let (wh, options) = (warehouse.clone(), server.options());
+    let mut runner = sqllogictest::Runner::new(move || {
+        let (wh, options) = (wh.clone(), options.clone());
+        async move { HiddenPartitionsDb::open_at(&wh, options).await }
+    });
+    runner.add_label("s3");
+    runner.with_column_validator(|actual, expected| actual == expected);
+    runner.set_var("warehouse".to_string(), warehouse);
+    runner.set_var("scratch".to_string(), scratch);
+    runner
+        .run_file_async(path)
+        .await
+        .map_err(|e| e.display(true).to_string())
 }

@@ -1,10 +1,12 @@
 //! Runs `sql-tests/**/*.slt` (or the files and directories given as
-//! arguments: `cargo test --test sqllogictests -- path/to/x.slt`).
+//! arguments: `cargo test --test sqllogictests -- path/to/x.slt`) against a
+//! local warehouse, then once more against a warehouse on the S3 test server
+//! when one is configured (`HP_S3_ENDPOINT`; required in CI).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use hidden_partitions::slt::{collect_files, run_file};
+use hidden_partitions::slt::{S3Server, collect_files, run_file, run_file_on_s3, skipped_without_s3};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -26,6 +28,13 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let server = match S3Server::from_env() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let (mut passed, mut failed) = (0, 0);
     for file in &files {
         match run_file(file).await {
@@ -38,6 +47,23 @@ async fn main() -> ExitCode {
                 println!("FAIL {}\n{e}", file.display());
             }
         }
+    }
+    match &server {
+        Some(server) => {
+            for file in &files {
+                match run_file_on_s3(file, server).await {
+                    Ok(()) => {
+                        passed += 1;
+                        println!("ok   {} (S3)", file.display());
+                    }
+                    Err(e) => {
+                        failed += 1;
+                        println!("FAIL {} (S3)\n{e}", file.display());
+                    }
+                }
+            }
+        }
+        None => skipped_without_s3("the sqllogictest suite on S3"),
     }
     println!("sqllogictests: {passed} passed, {failed} failed");
     if failed > 0 || files.is_empty() {

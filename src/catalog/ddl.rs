@@ -58,6 +58,35 @@ pub struct CreatePlan {
 }
 
 impl WarehouseSchema {
+    /// Where table `name` is registered, and — for a table in the warehouse —
+    /// its version hint, read in the same round trip as the link lookup.
+    pub async fn entry_and_hint(&self, name: &str) -> Result<(TableEntry, Option<u64>)> {
+        let inside = self.warehouse().table_location(name);
+        let read_hint = async {
+            match inside.last_seen() {
+                Some(_) => Ok(None),
+                None => inside.read_hint().await,
+            }
+        };
+        let (link, hint) = futures::join!(self.warehouse().linked_location(name), read_hint);
+        match link? {
+            Some(url) => Ok((
+                TableEntry {
+                    location: self.resolve_location(&url)?,
+                    linked: true,
+                },
+                None,
+            )),
+            None => Ok((
+                TableEntry {
+                    location: inside,
+                    linked: false,
+                },
+                hint?,
+            )),
+        }
+    }
+
     /// Where table `name` is registered, if anywhere (live or not).
     pub async fn entry(&self, name: &str) -> Result<TableEntry> {
         match self.warehouse().linked_location(name).await? {

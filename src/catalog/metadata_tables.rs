@@ -8,6 +8,7 @@
 //! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count |
 //! | `t$files`          | data file                    | path, spec_id, partition, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds |
 //! | `t$partitions`     | (spec, partition)            | spec_id, partition, file_count, record_count, total_size_in_bytes  |
+//! | `t$orphans`        | file of ours nothing references (see `table::orphans`) | path, size, last_modified          |
 //!
 //! `partition` is the Hive path of the partition (`ts_day=2024-01-01/region=EU`);
 //! bounds and null counts are JSON objects keyed by column name.
@@ -39,9 +40,10 @@ pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: 
         "manifests" => manifests(md)?,
         "files" => files(location, md).await?,
         "partitions" => partitions(location, md).await?,
+        "orphans" => orphans(location, md).await?,
         other => {
             return invalid!(
-                "unknown metadata table ${other}; expected one of $snapshots, $specs, $refs, $manifests, $files, $partitions"
+                "unknown metadata table ${other}; expected one of $snapshots, $specs, $refs, $manifests, $files, $partitions, $orphans"
             );
         }
     };
@@ -245,6 +247,33 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
         }
     }
     Ok(rows)
+}
+
+async fn orphans(location: &TableLocation, md: &TableMetadata) -> Result<RecordBatch> {
+    let found = crate::table::orphans::find_orphans(location, md).await?;
+    let root = format!("{}/", location.root);
+    batch(
+        vec![
+            Field::new("path", DataType::Utf8, false),
+            Field::new("size", DataType::Int64, false),
+            Field::new(
+                "last_modified",
+                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                false,
+            ),
+        ],
+        vec![
+            Arc::new(StringArray::from_iter_values(found.iter().map(|o| {
+                let p = o.path.as_ref();
+                p.strip_prefix(&root).unwrap_or(p).to_string()
+            }))),
+            Arc::new(Int64Array::from_iter_values(found.iter().map(|o| o.size as i64))),
+            Arc::new(
+                TimestampMillisecondArray::from_iter_values(found.iter().map(|o| o.last_modified.timestamp_millis()))
+                    .with_timezone("UTC"),
+            ),
+        ],
+    )
 }
 
 async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBatch> {

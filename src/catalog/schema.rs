@@ -47,7 +47,17 @@ impl WarehouseSchema {
 
     /// Re-read the list of tables from storage.
     pub async fn refresh(&self) -> crate::error::Result<()> {
-        let names = self.warehouse.list_tables().await?;
+        let names = match self.warehouse.list_tables().await {
+            Ok(names) => names,
+            Err(Error::ObjectStore(e)) => {
+                return Err(Error::Invalid(format!(
+                    "cannot list the warehouse at {}: {}",
+                    self.warehouse.place().url(),
+                    crate::store::connect::describe_error(&e)
+                )));
+            }
+            Err(e) => return Err(e),
+        };
         if let Ok(mut guard) = self.names.write() {
             *guard = names.into_iter().collect();
         }
@@ -55,10 +65,23 @@ impl WarehouseSchema {
     }
 
     /// Resolve a `LOCATION` string (path or URL) to a table location.
+    /// The store is the one registered with the session for its URL; a new
+    /// one (from the warehouse's storage options) is registered first.
     pub fn resolve_location(&self, location: &str) -> crate::error::Result<TableLocation> {
         let place = parse_location(location)?;
-        let store = self.runtime.object_store(&place.store_url)?;
-        Ok(TableLocation::new(store, place.store_url, place.root))
+        let store = match self.runtime.object_store(&place.store_url) {
+            Ok(store) => store,
+            Err(_) => {
+                let store = self.warehouse.build_store(&place)?;
+                self.runtime
+                    .register_object_store(place.store_url.as_ref(), Arc::clone(&store));
+                store
+            }
+        };
+        Ok(TableLocation::new(store, place.store_url, place.root)
+            .with_cache(Arc::clone(&self.warehouse.cache))
+            .with_single_writer(self.warehouse.options.single_writer())
+            .with_requests(Arc::clone(&self.warehouse.requests)))
     }
 
     /// Where table `name` lives (linked location or inside the warehouse).
@@ -71,8 +94,28 @@ impl WarehouseSchema {
         if check_table_name(name).is_err() {
             return Ok(None);
         }
-        let location = self.location_of(name).await?;
-        let Some(loaded) = location.load_latest().await? else {
+        // A name this session saw as a live warehouse table stays one until
+        // its chain ends (a tombstone): then look for a link again. (A link
+        // can change without the linked table ending, so links are always
+        // looked up.)
+        let inside = self.warehouse.table_location(name);
+        let mut loaded = None;
+        let mut location = inside.clone();
+        if inside.last_seen().is_some()
+            && let Some(l) = inside.load_latest().await?
+            && l.table().is_some()
+        {
+            loaded = Some(l);
+        }
+        if loaded.is_none() {
+            let (entry, hint) = self.entry_and_hint(name).await?;
+            location = entry.location;
+            loaded = match (entry.linked, hint) {
+                (false, hint) => location.load_latest_from(hint).await?,
+                (true, _) => location.load_latest().await?,
+            };
+        }
+        let Some(loaded) = loaded else {
             return Ok(None);
         };
         let VersionDoc::Table(metadata) = loaded.doc else {

@@ -16,15 +16,27 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload}
 use crate::error::{Error, Result};
 use crate::invalid;
 use crate::store::TableLocation;
-use crate::store::url::StoreLocation;
+use crate::store::cache::ObjectCache;
+use crate::store::connect::{StorageOptions, build_store};
+use crate::store::observe::{ObservedStore, RequestCounts};
+use crate::store::url::{Scheme, StoreLocation, parse_location};
 
 const LINK_SUFFIX: &str = ".location";
 
+/// A warehouse: where its tables live, how to reach the stores, and what
+/// the session has already read.
 #[derive(Clone)]
 pub struct Warehouse {
+    /// The warehouse's store, as the session sees it (requests counted).
     pub store: Arc<dyn ObjectStore>,
     pub store_url: ObjectStoreUrl,
     pub root: Path,
+    /// Options for building the stores of this warehouse and of `LOCATION`s.
+    pub options: StorageOptions,
+    /// Immutable objects already read (see `store::cache`).
+    pub cache: Arc<ObjectCache>,
+    /// Requests served by this warehouse's stores.
+    pub requests: Arc<RequestCounts>,
 }
 
 impl std::fmt::Debug for Warehouse {
@@ -54,22 +66,51 @@ impl Warehouse {
     /// A warehouse on the local file system; the directory is created if missing.
     pub fn local(dir: impl AsRef<std::path::Path>) -> Result<Self> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::Invalid(format!("cannot create warehouse directory {}: {e}", dir.display())))?;
-        let abs = std::fs::canonicalize(dir)
-            .map_err(|e| Error::Invalid(format!("cannot resolve warehouse directory {}: {e}", dir.display())))?;
-        let root = Path::from_absolute_path(&abs)
-            .map_err(|e| Error::Invalid(format!("warehouse path {}: {e}", abs.display())))?;
-        Ok(Self {
-            store: Arc::new(object_store::local::LocalFileSystem::new()),
-            store_url: ObjectStoreUrl::local_filesystem(),
-            root,
-        })
+        let Some(written) = dir.to_str() else {
+            return invalid!("warehouse directory {} is not valid UTF-8", dir.display());
+        };
+        Self::open(written, StorageOptions::default())
+    }
+
+    /// A warehouse at a local path or URL (`s3://bucket/prefix`, `gs://…`,
+    /// `az://…`, `memory:///…`, `file:///…`); see `store::connect` for the
+    /// options. A local directory is created if missing.
+    pub fn open(location: &str, options: StorageOptions) -> Result<Self> {
+        let place = parse_location(location)?;
+        options.validate()?;
+        if place.scheme == Scheme::Local {
+            let dir = std::path::PathBuf::from(format!("/{}", place.root));
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| Error::Invalid(format!("cannot create warehouse directory {}: {e}", dir.display())))?;
+        }
+        let store = build_store(&place, &options)?;
+        Ok(Self::with_store(store, place, options))
+    }
+
+    /// A warehouse on a store built by the caller (e.g. wrapped for tests).
+    pub fn with_store(store: Arc<dyn ObjectStore>, place: StoreLocation, options: StorageOptions) -> Self {
+        let requests = Arc::new(RequestCounts::default());
+        Self {
+            store: Arc::new(ObservedStore::new(store, requests.clone())),
+            store_url: place.store_url,
+            root: place.root,
+            options,
+            cache: Arc::new(ObjectCache::default()),
+            requests,
+        }
+    }
+
+    /// A store for another location of this warehouse's session (e.g. a
+    /// `LOCATION` in another bucket), counted like the warehouse's own.
+    pub fn build_store(&self, place: &StoreLocation) -> Result<Arc<dyn ObjectStore>> {
+        let store = build_store(place, &self.options)?;
+        Ok(Arc::new(ObservedStore::new(store, self.requests.clone())))
     }
 
     /// The warehouse root as a store location.
     pub fn place(&self) -> StoreLocation {
         StoreLocation {
+            scheme: crate::store::url::Scheme::of(&self.store_url),
             store_url: self.store_url.clone(),
             root: self.root.clone(),
         }
@@ -82,6 +123,9 @@ impl Warehouse {
             self.store_url.clone(),
             self.root.clone().join(name),
         )
+        .with_cache(Arc::clone(&self.cache))
+        .with_single_writer(self.options.single_writer())
+        .with_requests(Arc::clone(&self.requests))
     }
 
     fn link_path(&self, name: &str) -> Path {
@@ -132,22 +176,26 @@ impl Warehouse {
         }
     }
 
-    /// Record that table `name` lives at `url`.
+    /// Record that table `name` lives at `url` (put-if-absent, so of two
+    /// concurrent CREATEs of one name only one links).
     pub async fn link(&self, name: &str, url: &str) -> Result<()> {
-        let opts = PutOptions {
-            mode: PutMode::Create,
-            ..Default::default()
+        let path = self.link_path(name);
+        let payload = PutPayload::from(url.to_string().into_bytes());
+        let result = if self.options.single_writer() {
+            match self.store.head(&path).await {
+                Ok(_) => return Err(Error::TableExists(name.to_string())),
+                Err(object_store::Error::NotFound { .. }) => self.store.put(&path, payload).await.map(|_| ()),
+                Err(e) => Err(e),
+            }
+        } else {
+            let opts = PutOptions {
+                mode: PutMode::Create,
+                ..Default::default()
+            };
+            self.store.put_opts(&path, payload, opts).await.map(|_| ())
         };
-        match self
-            .store
-            .put_opts(
-                &self.link_path(name),
-                PutPayload::from(url.to_string().into_bytes()),
-                opts,
-            )
-            .await
-        {
-            Ok(_) => Ok(()),
+        match result {
+            Ok(()) => Ok(()),
             Err(object_store::Error::AlreadyExists { .. }) => Err(Error::TableExists(name.to_string())),
             Err(e) => Err(e.into()),
         }

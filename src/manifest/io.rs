@@ -3,7 +3,7 @@
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
 use datafusion::common::ScalarValue;
-use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ObjectStoreExt, PutPayload};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -35,13 +35,10 @@ pub async fn write_manifest(
     let name = format!("{}-m.parquet", uuid::Uuid::new_v4());
     let rel = TableLocation::stored_path(["metadata", name.as_str()]);
     let length = buf.len() as u64;
-    let opts = PutOptions {
-        mode: PutMode::Create,
-        ..Default::default()
-    };
+    // A fresh UUID name: a plain put (no store needs conditional writes for it).
     location
         .store
-        .put_opts(&location.resolve(&rel)?, PutPayload::from(buf), opts)
+        .put(&location.resolve(&rel)?, PutPayload::from(buf))
         .await?;
     Ok(ManifestFile {
         path: rel,
@@ -116,7 +113,22 @@ pub async fn read_manifest(
     columns: Option<&[String]>,
 ) -> Result<RecordBatch> {
     let path = location.resolve(&manifest.path)?;
-    let bytes = location.store.get(&path).await?.bytes().await?;
+    let key = location.cache_key(&path);
+    let batch_key = match columns {
+        Some(c) => format!("{key}#{}", c.join(",")),
+        None => format!("{key}#*"),
+    };
+    if let Some(batch) = location.cache.batch(&batch_key) {
+        return Ok(batch);
+    }
+    let bytes = match location.cache.bytes(&key) {
+        Some(b) => b,
+        None => {
+            let b = location.store.get(&path).await?.bytes().await?;
+            location.cache.put_bytes(key, b.clone());
+            b
+        }
+    };
     let mut builder = ParquetRecordBatchReaderBuilder::try_new(bytes)?.with_batch_size(64 * 1024);
     if let Some(columns) = columns {
         let mask = ProjectionMask::columns(builder.parquet_schema(), columns.iter().map(String::as_str));
@@ -133,5 +145,6 @@ pub async fn read_manifest(
             spec.spec_id
         );
     }
+    location.cache.put_batch(batch_key, batch.clone());
     Ok(batch)
 }

@@ -17,6 +17,7 @@ use datafusion::common::{Column, ScalarValue};
 use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
+use futures::{StreamExt, TryStreamExt};
 
 use crate::error::Result;
 use crate::expr::summary::manifest_may_match;
@@ -25,6 +26,9 @@ use crate::manifest::format::{FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION, PATH, 
 use crate::manifest::read_manifest;
 use crate::spec::{Schema, Snapshot, TableMetadata, TableSpec};
 use crate::store::TableLocation;
+
+/// How many manifests planning reads at once.
+const MANIFEST_READS_IN_FLIGHT: usize = 16;
 
 /// A data file chosen for the scan.
 #[derive(Debug, Clone)]
@@ -148,6 +152,9 @@ pub async fn plan_files(
             );
         }
     }
+    // Manifests whose partition summaries rule them out are not read; the
+    // others are fetched concurrently (object stores answer in parallel).
+    let mut to_read = Vec::new();
     for (manifest_index, manifest) in snapshot.manifests.iter().enumerate() {
         let spec = metadata.spec(manifest.spec_id)?;
         let bound = spec.partition_spec.bind(&spec.schema)?;
@@ -161,7 +168,17 @@ pub async fn plan_files(
             continue;
         }
         let columns = needed_columns((stats_pruning.is_some() || summarize).then_some(&stats_ids), spec);
-        let batch = read_manifest(location, manifest, spec, Some(&columns)).await?;
+        to_read.push((manifest_index, manifest, spec, projected, columns));
+    }
+    let reads: Vec<_> = to_read
+        .iter()
+        .map(|(_, manifest, spec, _, columns)| read_manifest(location, manifest, spec, Some(columns)))
+        .collect();
+    let batches: Vec<RecordBatch> = futures::stream::iter(reads)
+        .buffered(MANIFEST_READS_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    for ((manifest_index, manifest, spec, projected, _), batch) in to_read.into_iter().zip(batches) {
         let total = batch.num_rows();
         let mut keep = partition_mask(&batch, &projected, spec)?;
         let after_partition = keep.true_count();

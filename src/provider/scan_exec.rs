@@ -22,8 +22,8 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::array::{Array, ArrayRef};
 use datafusion::common::config::ConfigOptions;
@@ -46,6 +46,7 @@ use super::planning::SpecFileCount;
 use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, bind_physical, evaluate, project_inclusive, rewrite_not};
 use crate::spec::{FieldSummary, TableMetadata};
+use crate::store::observe::{RequestCounts, Requests};
 
 /// What run-time pruning knows about each selected file.
 #[derive(Debug, Clone)]
@@ -63,6 +64,18 @@ pub struct RuntimeContext {
     pub metadata: Arc<TableMetadata>,
     pub manifests: Vec<Vec<FieldSummary>>,
     pub files: HashMap<Path, FileInfo>,
+    /// Object store requests of planning, and the counter to measure the scan's.
+    pub requests: Option<ScanRequests>,
+}
+
+/// Requests the store served for this scan: while planning, and (with the
+/// session's counter; concurrent statements of the session add to it) while
+/// the scan ran.
+#[derive(Debug)]
+pub struct ScanRequests {
+    pub counts: Arc<RequestCounts>,
+    pub planning: Requests,
+    pub started: OnceLock<Requests>,
 }
 
 /// Why run-time pruning keeps or skips a file.
@@ -111,6 +124,12 @@ impl HiddenPartitionsScanExec {
             add(format!("spec{spec}_files_pruned_by_stats"), c.pruned_by_stats);
             add(format!("spec{spec}_bytes_selected"), c.selected_bytes as usize);
             add(format!("spec{spec}_bytes_total"), c.total_bytes as usize);
+        }
+        if let Some(r) = &runtime.requests {
+            let add = |name: &'static str, v: u64| MetricBuilder::new(&metrics).global_counter(name).add(v as usize);
+            add("requests_planning_get", r.planning.get);
+            add("requests_planning_head", r.planning.head);
+            add("requests_planning_list", r.planning.list);
         }
         Self {
             table,
@@ -330,51 +349,25 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
     }
 
     fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
-        self.executed.store(true, Ordering::Relaxed);
-        let (Some(config), false) = (self.file_config(), self.filters.is_empty()) else {
-            if let Some(config) = self.file_config() {
-                self.opened
-                    .add(config.file_groups.get(partition).map_or(0, |g| g.len()));
+        let stream = self.execute_files(partition, context)?;
+        let Some(requests) = &self.runtime.requests else {
+            return Ok(stream);
+        };
+        // The scan's requests so far, whenever a partition finishes.
+        let started = *requests.started.get_or_init(|| requests.counts.snapshot());
+        let counts = Arc::clone(&requests.counts);
+        let gauges = ["requests_scan_get", "requests_scan_head", "requests_scan_list"]
+            .map(|name| MetricBuilder::new(&self.metrics).global_gauge(name));
+        let schema = stream.schema();
+        let done = futures::stream::once(async move {
+            let n = counts.snapshot().since(&started);
+            for (g, v) in gauges.iter().zip([n.get, n.head, n.list]) {
+                g.set_max(v as usize);
             }
-            return self.inner.execute(partition, context);
-        };
-        let Some(group) = config.file_groups.get(partition) else {
-            return datafusion::common::internal_err!("no file group {partition}");
-        };
-        let files: Vec<_> = group.files().to_vec();
-        let pruned = MetricBuilder::new(&self.metrics).counter("files_pruned_at_runtime", partition);
-        let by_manifest =
-            MetricBuilder::new(&self.metrics).counter("files_pruned_at_runtime_by_manifest_summary", partition);
-        let (runtime, filters, opened) = (Arc::clone(&self.runtime), self.filters.clone(), self.opened.clone());
-        // One template without file lists; each opened file gets a copy with just itself.
-        let template = FileScanConfigBuilder::from(config.clone())
-            .with_file_groups(vec![])
-            .build();
-        let schema = self.inner.schema();
-        // Decide file by file, just before opening it: dynamic filters tighten as the query runs.
-        let stream = futures::stream::iter(files)
-            .filter_map(move |file| {
-                let verdict = match runtime.files.get(&file.object_meta.location) {
-                    Some(info) => verdict(&runtime, &filters, info),
-                    None => Verdict::Keep,
-                };
-                if verdict == Verdict::SkipManifest {
-                    by_manifest.add(1);
-                }
-                let opened_file = if verdict == Verdict::Keep {
-                    opened.add(1);
-                    let one = FileScanConfigBuilder::from(template.clone())
-                        .with_file_groups(vec![FileGroup::new(vec![file])])
-                        .build();
-                    Some(DataSourceExec::from_data_source(one).execute(0, Arc::clone(&context)))
-                } else {
-                    pruned.add(1);
-                    None
-                };
-                async move { opened_file }
-            })
-            .try_flatten();
-        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream.boxed())))
+            None
+        })
+        .filter_map(futures::future::ready);
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream.chain(done))))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {
@@ -423,5 +416,56 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
             filters: result.filters,
             updated_node: Some(Arc::new(self.with_inner(inner, filters))),
         })
+    }
+}
+
+impl HiddenPartitionsScanExec {
+    /// The files of one partition, pruned at run time by the pushed filters.
+    fn execute_files(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        self.executed.store(true, Ordering::Relaxed);
+        let (Some(config), false) = (self.file_config(), self.filters.is_empty()) else {
+            if let Some(config) = self.file_config() {
+                self.opened
+                    .add(config.file_groups.get(partition).map_or(0, |g| g.len()));
+            }
+            return self.inner.execute(partition, context);
+        };
+        let Some(group) = config.file_groups.get(partition) else {
+            return datafusion::common::internal_err!("no file group {partition}");
+        };
+        let files: Vec<_> = group.files().to_vec();
+        let pruned = MetricBuilder::new(&self.metrics).counter("files_pruned_at_runtime", partition);
+        let by_manifest =
+            MetricBuilder::new(&self.metrics).counter("files_pruned_at_runtime_by_manifest_summary", partition);
+        let (runtime, filters, opened) = (Arc::clone(&self.runtime), self.filters.clone(), self.opened.clone());
+        // One template without file lists; each opened file gets a copy with just itself.
+        let template = FileScanConfigBuilder::from(config.clone())
+            .with_file_groups(vec![])
+            .build();
+        let schema = self.inner.schema();
+        // Decide file by file, just before opening it: dynamic filters tighten as the query runs.
+        let stream = futures::stream::iter(files)
+            .filter_map(move |file| {
+                let verdict = match runtime.files.get(&file.object_meta.location) {
+                    Some(info) => verdict(&runtime, &filters, info),
+                    None => Verdict::Keep,
+                };
+                if verdict == Verdict::SkipManifest {
+                    by_manifest.add(1);
+                }
+                let opened_file = if verdict == Verdict::Keep {
+                    opened.add(1);
+                    let one = FileScanConfigBuilder::from(template.clone())
+                        .with_file_groups(vec![FileGroup::new(vec![file])])
+                        .build();
+                    Some(DataSourceExec::from_data_source(one).execute(0, Arc::clone(&context)))
+                } else {
+                    pruned.add(1);
+                    None
+                };
+                async move { opened_file }
+            })
+            .try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream.boxed())))
     }
 }

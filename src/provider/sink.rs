@@ -46,10 +46,13 @@ impl DataSink for HiddenPartitionsSink {
         &self.schema
     }
 
-    async fn write_all(&self, data: SendableRecordBatchStream, _context: &Arc<TaskContext>) -> Result<u64> {
-        let (files, rows) = write_stream(&self.table.location, &self.spec, data).await?;
+    async fn write_all(&self, data: SendableRecordBatchStream, context: &Arc<TaskContext>) -> Result<u64> {
+        let options = crate::config::write_options(context);
+        let (files, rows) = write_stream(&self.table.location, &self.spec, data, options).await?;
         if let Err(e) = self.table.append(&self.spec, files.clone()).await {
-            delete_files(&self.table.location, &files).await;
+            if !e.commit_may_have_happened() {
+                delete_files(&self.table.location, &files).await;
+            }
             return Err(e.into());
         }
         Ok(rows)

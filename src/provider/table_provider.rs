@@ -26,7 +26,7 @@ use object_store::ObjectMeta;
 
 use super::field_ids::FieldIdAdapterFactory;
 use super::planning::{FilePlan, PlannedFile, plan_files, source_predicate, stats_pruning_predicate};
-use super::scan_exec::{FileInfo, HiddenPartitionsScanExec, RuntimeContext};
+use super::scan_exec::{FileInfo, HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use crate::expr::is_exact;
 use crate::spec::TableMetadata;
@@ -171,7 +171,14 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let counts = self.table.location.requests.clone();
+        let before = counts.as_ref().map(|c| c.snapshot());
         let plan = self.plan_files(state, filters).await?;
+        let requests = counts.zip(before).map(|(counts, before)| ScanRequests {
+            planning: counts.snapshot().since(&before),
+            counts,
+            started: Default::default(),
+        });
         let name = self.table.name.clone();
         let runtime = Arc::new(RuntimeContext {
             metadata: Arc::new(self.version.metadata.clone()),
@@ -193,6 +200,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                     )
                 })
                 .collect(),
+            requests,
         });
         if plan.files.is_empty() {
             let schema = project_schema(&self.schema, projection)?;

@@ -320,7 +320,8 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
             .await?
             .execute_stream()
             .await?;
-        let (files, _) = write_stream(&location, &spec, stream).await?;
+        let options = crate::config::write_options(&ctx.task_ctx());
+        let (files, _) = write_stream(&location, &spec, stream, options).await?;
         let snapshot_id = new_snapshot_id();
         if !files.is_empty() {
             match write_manifest(&location, &spec, &files, snapshot_id).await {
@@ -335,6 +336,9 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
         written = files;
     }
     if let Err(e) = ws.commit_create(plan, &metadata).await {
+        if e.commit_may_have_happened() {
+            return Err(e);
+        }
         delete_files(&location, &written).await;
         if let Some(m) = &manifest
             && let Ok(path) = location.resolve(&m.path)

@@ -31,6 +31,7 @@ use futures::TryStreamExt;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use serde::{Deserialize, Serialize};
 
+use super::connect::conditional_writes;
 use super::location::TableLocation;
 use crate::error::{Error, Result};
 use crate::spec::TableMetadata;
@@ -104,19 +105,42 @@ impl Loaded {
 impl TableLocation {
     /// The latest version number, or `None` when nothing was ever committed here.
     pub async fn latest_version(&self) -> Result<Option<u64>> {
-        let hint = match self.store.get(&self.version_hint()).await {
+        let hint = self.read_hint().await?;
+        self.latest_version_from(hint).await
+    }
+
+    /// The version `version-hint.text` names (one GET), if any.
+    pub async fn read_hint(&self) -> Result<Option<u64>> {
+        match self.store.get(&self.version_hint()).await {
             Ok(r) => {
                 let bytes = r.bytes().await?;
-                std::str::from_utf8(&bytes)
+                Ok(std::str::from_utf8(&bytes)
                     .ok()
-                    .and_then(|s| s.trim().parse::<u64>().ok())
+                    .and_then(|s| s.trim().parse::<u64>().ok()))
             }
-            Err(object_store::Error::NotFound { .. }) => None,
-            Err(e) => return Err(e.into()),
-        };
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The latest version, probing forward from a hint already read: the
+    /// hinted version and the next one are checked at once (one round trip
+    /// when the hint is current); without a usable hint, one LIST.
+    pub async fn latest_version_from(&self, hint: Option<u64>) -> Result<Option<u64>> {
         let mut version = match hint {
-            Some(v) if self.exists(&self.metadata_file(v)).await? => v,
-            _ => match self.list_versions().await?.into_iter().max() {
+            Some(h) => {
+                let (this_path, next_path) = (self.metadata_file(h), self.metadata_file(h + 1));
+                let (this, next) = futures::join!(self.exists(&this_path), self.exists(&next_path));
+                match (this?, next?) {
+                    (true, false) => return Ok(Some(h)),
+                    (true, true) => h + 1,
+                    (false, _) => match self.list_versions().await?.into_iter().max() {
+                        Some(v) => v,
+                        None => return Ok(None),
+                    },
+                }
+            }
+            None => match self.list_versions().await?.into_iter().max() {
                 Some(v) => v,
                 None => return Ok(None),
             },
@@ -148,10 +172,21 @@ impl TableLocation {
 
     async fn read_version(&self, version: u64) -> Result<Loaded> {
         let path = self.metadata_file(version);
+        let key = self.cache_key(&path);
+        if let Some(cached) = self.cache.version(&key) {
+            let (doc, meta) = cached.as_ref();
+            return Ok(Loaded {
+                version,
+                doc: doc.clone(),
+                meta: meta.clone(),
+            });
+        }
         let got = self.store.get(&path).await?;
         let meta = got.meta.clone();
         let bytes = got.bytes().await?;
         let doc = VersionDoc::from_json(&bytes).map_err(|e| Error::Format(format!("{path}: {e}")))?;
+        self.cache
+            .put_version(key, std::sync::Arc::new((doc.clone(), meta.clone())));
         Ok(Loaded { version, doc, meta })
     }
 
@@ -165,9 +200,41 @@ impl TableLocation {
 
     /// The latest version, whatever it holds; `None` when there is none.
     pub async fn load_latest(&self) -> Result<Option<Loaded>> {
-        let Some(version) = self.latest_version().await? else {
+        let hint = match self.last_seen() {
+            Some(_) => None,
+            None => self.read_hint().await?,
+        };
+        self.load_latest_from(hint).await
+    }
+
+    /// The latest version this session saw here, if any (kept in the cache).
+    pub fn last_seen(&self) -> Option<u64> {
+        let bytes = self.cache.bytes(&self.last_seen_key())?;
+        std::str::from_utf8(&bytes).ok()?.parse().ok()
+    }
+
+    fn last_seen_key(&self) -> String {
+        format!("latest:{}", self.url())
+    }
+
+    fn remember(&self, version: u64) {
+        self.cache
+            .put_bytes(self.last_seen_key(), bytes::Bytes::from(version.to_string()));
+    }
+
+    /// [`Self::load_latest`] with the hint already read. When this session
+    /// has seen version k here, one round trip decides: `v<k>` still there
+    /// and `v<k+1>` absent means k is still the latest (versions are purged
+    /// in ascending order, so a purge that took `v<k+1>` took `v<k>` first).
+    pub async fn load_latest_from(&self, hint: Option<u64>) -> Result<Option<Loaded>> {
+        let hint = match self.last_seen() {
+            Some(k) => Some(k),
+            None => hint,
+        };
+        let Some(version) = self.latest_version_from(hint).await? else {
             return Ok(None);
         };
+        self.remember(version);
         match self.read_version(version).await {
             Ok(l) => Ok(Some(l)),
             // Purged between the probe and the read: look again.
@@ -194,17 +261,54 @@ impl TableLocation {
         }
     }
 
-    /// Write `version` if nobody else has; `Ok(false)` when it already exists.
-    async fn try_write_version(&self, version: u64, doc: &VersionDoc) -> Result<bool> {
-        let payload = PutPayload::from(doc.to_json()?);
+    /// Write `version` if nobody else has; `Ok(false)` when someone else did.
+    ///
+    /// A request can take effect although its response is lost (then a
+    /// retry sees "already exists", or an error comes back). Either way the
+    /// version is read back: if it holds exactly our bytes, it is ours.
+    async fn try_write_version(&self, version: u64, doc: &VersionDoc, conditional: bool) -> Result<bool> {
+        let bytes = doc.to_json()?;
+        let path = self.metadata_file(version);
+        let mode = if conditional {
+            PutMode::Create
+        } else {
+            // Single-writer mode: nobody else writes, a check suffices.
+            if self.exists(&path).await? {
+                return Ok(false);
+            }
+            PutMode::Overwrite
+        };
         let opts = PutOptions {
-            mode: PutMode::Create,
+            mode,
             ..Default::default()
         };
-        match self.store.put_opts(&self.metadata_file(version), payload, opts).await {
+        match self.store.put_opts(&path, PutPayload::from(bytes.clone()), opts).await {
             Ok(_) => Ok(true),
-            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(object_store::Error::AlreadyExists { .. }) => match self.holds(&path, &bytes).await {
+                Ok(ours) => Ok(ours),
+                Err(e) => Err(self.unknown(&e)),
+            },
+            Err(e) => match self.holds(&path, &bytes).await {
+                Ok(true) => Ok(true),
+                Ok(false) => Err(e.into()),
+                Err(_) => Err(self.unknown(&e)),
+            },
+        }
+    }
+
+    /// Whether `path` exists and holds exactly `bytes`.
+    async fn holds(&self, path: &object_store::path::Path, bytes: &[u8]) -> Result<bool> {
+        match self.store.get(path).await {
+            Ok(r) => Ok(r.bytes().await?.as_ref() == bytes),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
             Err(e) => Err(e.into()),
+        }
+    }
+
+    fn unknown(&self, cause: &dyn std::fmt::Display) -> Error {
+        Error::CommitUnknown {
+            table: self.url(),
+            detail: cause.to_string(),
         }
     }
 
@@ -216,7 +320,7 @@ impl TableLocation {
         let intact = match self.store.head(&self.metadata_file(base.version)).await {
             Ok(meta) => same_object(&meta, &base.meta),
             Err(object_store::Error::NotFound { .. }) => false,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(self.unknown(&e)),
         };
         if intact {
             return Ok(());
@@ -231,18 +335,27 @@ impl TableLocation {
     where
         F: FnMut(Option<&Loaded>) -> Result<VersionDoc>,
     {
+        let conditional =
+            conditional_writes(&self.place(), self.store.as_ref(), &self.metadata_dir(), &self.cache).await?;
+        if !conditional && !self.single_writer {
+            return Err(Error::Invalid(format!(
+                "the store of {} does not support conditional writes (put-if-absent), which commits need so that concurrent writers cannot overwrite each other's versions; use a store that does, or, if only one process ever writes to this table, set the storage option single_writer=true",
+                self.url()
+            )));
+        }
         let mut backoff = Duration::from_millis(5);
         for _ in 0..COMMIT_RETRIES {
             let base = self.load_latest().await?;
             let next = build(base.as_ref())?;
             let version = base.as_ref().map_or(1, |b| b.version + 1);
-            if self.try_write_version(version, &next).await? {
+            if self.try_write_version(version, &next, conditional).await? {
                 self.verify_base(base.as_ref(), version).await?;
                 // Best effort: a stale hint only costs extra probes.
                 let _ = self
                     .store
                     .put(&self.version_hint(), PutPayload::from(version.to_string().into_bytes()))
                     .await;
+                self.remember(version);
                 return Ok((version, next));
             }
             tokio::time::sleep(backoff).await;

@@ -19,6 +19,8 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::ObjectStore;
 use object_store::path::{Path, PathPart};
 
+use super::cache::ObjectCache;
+use super::observe::RequestCounts;
 use crate::error::Result;
 use crate::values::uri;
 
@@ -29,6 +31,13 @@ pub struct TableLocation {
     pub store_url: ObjectStoreUrl,
     /// The table's root inside the store.
     pub root: Path,
+    /// Immutable objects already read (metadata versions, manifests).
+    pub cache: Arc<ObjectCache>,
+    /// Commit without conditional writes (the user vouches for a single
+    /// writer; see `store::connect`).
+    pub single_writer: bool,
+    /// Requests served by the store so far (when it is counted).
+    pub requests: Option<Arc<RequestCounts>>,
 }
 
 impl fmt::Debug for TableLocation {
@@ -38,8 +47,39 @@ impl fmt::Debug for TableLocation {
 }
 
 impl TableLocation {
+    /// A location with a cache of its own (see [`TableLocation::with_cache`]).
     pub fn new(store: Arc<dyn ObjectStore>, store_url: ObjectStoreUrl, root: Path) -> Self {
-        Self { store, store_url, root }
+        Self {
+            store,
+            store_url,
+            root,
+            cache: Arc::new(ObjectCache::default()),
+            single_writer: false,
+            requests: None,
+        }
+    }
+
+    /// Report the requests counted by `counts` (the store's observer).
+    pub fn with_requests(mut self, counts: Arc<RequestCounts>) -> Self {
+        self.requests = Some(counts);
+        self
+    }
+
+    /// Commit with plain writes when the store has no conditional ones.
+    pub fn with_single_writer(mut self, single_writer: bool) -> Self {
+        self.single_writer = single_writer;
+        self
+    }
+
+    /// Share `cache` (a session's) instead.
+    pub fn with_cache(mut self, cache: Arc<ObjectCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The cache key of an object of this location's store.
+    pub fn cache_key(&self, path: &Path) -> String {
+        format!("{}{path}", self.store_url.as_str())
     }
 
     /// The table's URL, e.g. `file:///tmp/warehouse/t`.
@@ -50,6 +90,7 @@ impl TableLocation {
     /// Which store and where in it, for comparing locations.
     pub fn place(&self) -> super::url::StoreLocation {
         super::url::StoreLocation {
+            scheme: super::url::Scheme::of(&self.store_url),
             store_url: self.store_url.clone(),
             root: self.root.clone(),
         }

@@ -1,7 +1,10 @@
 //! The table on an object store: layout of its files and the atomic commit.
 
+pub mod cache;
 pub mod commit;
+pub mod connect;
 pub mod location;
+pub mod observe;
 pub mod url;
 
 pub use commit::Versioned;

@@ -6,6 +6,7 @@
 //! before the commit leaves the table exactly as it was.
 
 pub mod evolve;
+pub mod orphans;
 pub mod purge;
 pub mod tags;
 pub mod writer;
@@ -156,7 +157,8 @@ impl Table {
         let result = self
             .commit(|md| Ok(with_appended(md, snapshot_id, manifest.clone(), &files)))
             .await;
-        if result.is_err()
+        if let Err(e) = &result
+            && !e.commit_may_have_happened()
             && let Some(m) = &manifest
             && let Ok(path) = self.location.resolve(&m.path)
         {

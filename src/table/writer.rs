@@ -13,21 +13,24 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, UInt32Array};
-use datafusion::arrow::compute::{cast, take_record_batch};
+use datafusion::arrow::compute::{cast, concat_batches, take_record_batch};
 use datafusion::arrow::datatypes::{DataType, Fields, Schema as ArrowSchema, SchemaRef};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::ScalarValue;
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool, MemoryReservation, UnboundedMemoryPool};
 use futures::StreamExt;
-use object_store::{PutMode, PutOptions, PutPayload};
+use object_store::{ObjectStoreExt, PutPayload};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
+use tokio::task::JoinSet;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::invalid;
 use crate::manifest::stats::StatsCollector;
 use crate::manifest::{ColumnStats, DataFile};
@@ -36,8 +39,55 @@ use crate::store::TableLocation;
 use crate::transform::Transform;
 use crate::values;
 
-/// A data file rolls over to a new one past this many bytes.
+/// A partition's buffered rows are written as a file once they reach this size.
 pub const TARGET_FILE_SIZE: usize = 128 * 1024 * 1024;
+
+/// Buffered rows of all partitions, unless the session's memory pool is smaller.
+pub const DEFAULT_WRITE_BUFFER: usize = 256 * 1024 * 1024;
+
+/// Small batches a partition collects before they are merged into one.
+const MERGE_AFTER_BATCHES: usize = 64;
+
+/// How a write may use memory and threads.
+#[derive(Clone)]
+pub struct WriteOptions {
+    /// Bytes of buffered rows (plus files being encoded) before the largest
+    /// partitions are written out as files.
+    pub buffer_limit: usize,
+    /// Buffers are reserved from this pool too (`datafusion.runtime.memory_limit`).
+    pub memory_pool: Arc<dyn MemoryPool>,
+    /// Files encoded and uploaded at once.
+    pub parallelism: usize,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        Self {
+            buffer_limit: DEFAULT_WRITE_BUFFER,
+            memory_pool: Arc::new(UnboundedMemoryPool::default()),
+            parallelism: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        }
+    }
+}
+
+/// Rows and files written by all writers of this process so far (the
+/// command line shows them while a long INSERT runs).
+#[derive(Debug, Default)]
+pub struct WriteProgress {
+    pub rows: AtomicU64,
+    pub files: AtomicU64,
+    pub bytes: AtomicU64,
+}
+
+/// The process's [`WriteProgress`].
+pub fn progress() -> &'static WriteProgress {
+    static PROGRESS: WriteProgress = WriteProgress {
+        rows: AtomicU64::new(0),
+        files: AtomicU64::new(0),
+        bytes: AtomicU64::new(0),
+    };
+    &PROGRESS
+}
 
 /// The partition of a group of rows: typed values, their strings, the directory.
 #[derive(Debug, Clone)]
@@ -47,18 +97,18 @@ struct PartitionKey {
     dirs: Vec<String>,
 }
 
-struct OpenFile {
-    writer: ArrowWriter<Vec<u8>>,
-    stats: Vec<StatsCollector>,
-    rows: u64,
+/// Rows of one partition waiting to be written.
+struct Buffer {
+    key: Arc<PartitionKey>,
+    batches: Vec<RecordBatch>,
+    bytes: usize,
 }
 
-struct OpenPartition {
-    key: PartitionKey,
-    file: Option<OpenFile>,
-}
-
-/// Writes batches of a table spec's schema into partitioned Parquet files.
+/// Writes batches of a table spec's schema into partitioned Parquet files,
+/// within a memory budget: rows are buffered per partition, and when the
+/// buffers (plus files being encoded) would exceed the budget, the largest
+/// partitions are written out as finished files, encoded and uploaded on
+/// other threads while routing goes on.
 pub struct PartitionedWriter {
     location: TableLocation,
     spec: TableSpec,
@@ -67,13 +117,22 @@ pub struct PartitionedWriter {
     partition_columns: Vec<values::PartitionColumn>,
     validated: Vec<usize>,
     converter: Option<RowConverter>,
-    partitions: HashMap<Vec<u8>, OpenPartition>,
+    buffers: HashMap<Vec<u8>, Buffer>,
+    /// Bytes buffered, plus bytes of files still being encoded.
+    held: usize,
+    reservation: MemoryReservation,
+    options: WriteOptions,
     props: WriterProperties,
+    in_flight: JoinSet<Result<(DataFile, usize)>>,
     written: Vec<DataFile>,
 }
 
 impl PartitionedWriter {
     pub fn try_new(location: TableLocation, spec: TableSpec) -> Result<Self> {
+        Self::with_options(location, spec, WriteOptions::default())
+    }
+
+    pub fn with_options(location: TableLocation, spec: TableSpec, options: WriteOptions) -> Result<Self> {
         let bound = spec.partition_spec.bind(&spec.schema)?;
         let transforms = bound.iter().map(|b| (b.source_index, b.field.transform)).collect();
         // Void fields are always null (of any type): nothing to validate.
@@ -97,6 +156,9 @@ impl PartitionedWriter {
         };
         let file_schema = spec.schema.arrow_schema_with_ids();
         let props = writer_properties(&file_schema);
+        let reservation = MemoryConsumer::new("HiddenPartitionsWriter")
+            .with_can_spill(true)
+            .register(&options.memory_pool);
         Ok(Self {
             location,
             spec,
@@ -105,8 +167,12 @@ impl PartitionedWriter {
             partition_columns,
             validated,
             converter,
-            partitions: HashMap::new(),
+            buffers: HashMap::new(),
+            held: 0,
+            reservation,
+            options,
             props,
+            in_flight: JoinSet::new(),
             written: Vec::new(),
         })
     }
@@ -138,7 +204,10 @@ impl PartitionedWriter {
                 })
                 .push(i as u32);
         }
-        let groups: Vec<(Vec<u8>, Vec<u32>)> = order.into_iter().map(|k| (k.to_vec(), groups[k].clone())).collect();
+        let groups: Vec<(Vec<u8>, Vec<u32>)> = order
+            .into_iter()
+            .map(|k| (k.to_vec(), groups.remove(k).unwrap_or_default()))
+            .collect();
         for (key, indices) in groups {
             let first = indices[0] as usize;
             let rows = if indices.len() == batch.num_rows() {
@@ -197,7 +266,7 @@ impl PartitionedWriter {
             let string = match transform.to_human_string(&value) {
                 Some(s) => Some(s),
                 None => values::serialize(&value)
-                    .map_err(|e| crate::error::Error::Invalid(format!("partition field {:?}: {e}", field.name)))?,
+                    .map_err(|e| Error::Invalid(format!("partition field {:?}: {e}", field.name)))?,
             };
             key.dirs
                 .push(values::hive::partition_dir(&field.name, string.as_deref()));
@@ -208,63 +277,167 @@ impl PartitionedWriter {
     }
 
     async fn append(&mut self, key: Vec<u8>, arrays: &[ArrayRef], first: usize, rows: RecordBatch) -> Result<()> {
-        if !self.partitions.contains_key(&key) {
-            let pkey = self.partition_key(arrays, first)?;
-            self.partitions
-                .insert(key.clone(), OpenPartition { key: pkey, file: None });
+        let bytes = rows.get_array_memory_size();
+        progress().rows.fetch_add(rows.num_rows() as u64, Ordering::Relaxed);
+        if !self.buffers.contains_key(&key) {
+            let pkey = Arc::new(self.partition_key(arrays, first)?);
+            self.buffers.insert(
+                key.clone(),
+                Buffer {
+                    key: pkey,
+                    batches: Vec::new(),
+                    bytes: 0,
+                },
+            );
         }
-        let schema = Arc::clone(&self.file_schema);
-        let props = self.props.clone();
-        let spec = &self.spec;
-        let Some(part) = self.partitions.get_mut(&key) else {
+        let Some(buffer) = self.buffers.get_mut(&key) else {
             return Ok(());
         };
-        if part.file.is_none() {
-            let stats = spec
-                .schema
-                .fields
-                .iter()
-                .zip(schema.fields())
-                .map(|(f, af)| StatsCollector::new(f.id, af.data_type()))
-                .collect::<Result<Vec<_>>>()?;
-            part.file = Some(OpenFile {
-                writer: ArrowWriter::try_new(Vec::new(), schema, Some(props))?,
-                stats,
-                rows: 0,
-            });
+        buffer.batches.push(rows);
+        buffer.bytes += bytes;
+        self.held += bytes;
+        if buffer.batches.len() >= MERGE_AFTER_BATCHES {
+            // Many small slices: one batch holds them in less memory.
+            let merged = concat_batches(&self.file_schema, &buffer.batches)?;
+            let merged_bytes = merged.get_array_memory_size();
+            self.held = self.held - buffer.bytes + merged_bytes;
+            buffer.bytes = merged_bytes;
+            buffer.batches = vec![merged];
         }
-        let Some(file) = part.file.as_mut() else { return Ok(()) };
-        file.writer.write(&rows)?;
-        for (collector, col) in file.stats.iter_mut().zip(rows.columns()) {
-            collector.update(col)?;
+        if buffer.bytes >= TARGET_FILE_SIZE {
+            self.flush(&key).await?;
         }
-        file.rows += rows.num_rows() as u64;
-        if file.writer.bytes_written() + file.writer.in_progress_size() >= TARGET_FILE_SIZE {
-            let (file, pkey) = (part.file.take(), part.key.clone());
-            if let Some(file) = file {
-                let df = flush(&self.location, self.spec.spec_id, file, &pkey).await?;
-                self.written.push(df);
+        self.make_room().await
+    }
+
+    /// Write out the largest partitions until the buffers fit the budget and
+    /// the session's memory pool grants them.
+    async fn make_room(&mut self) -> Result<()> {
+        loop {
+            let wanted = self.held.saturating_sub(self.reservation.size());
+            let within_budget = self.held <= self.options.buffer_limit;
+            if within_budget && (wanted == 0 || self.reservation.try_grow(wanted).is_ok()) {
+                return Ok(());
+            }
+            let largest = self.buffers.iter().max_by_key(|(_, b)| b.bytes).map(|(k, _)| k.clone());
+            match largest {
+                Some(key) => self.flush(&key).await?,
+                None if !self.in_flight.is_empty() => self.join_one().await?,
+                None => {
+                    // Nothing left to write out: proceed with what is held.
+                    self.reservation.grow(wanted);
+                    return Ok(());
+                }
             }
         }
+    }
+
+    /// Encode and upload one partition's buffer as a file, on another thread.
+    async fn flush(&mut self, key: &[u8]) -> Result<()> {
+        let Some(buffer) = self.buffers.remove(key) else {
+            return Ok(());
+        };
+        while self.in_flight.len() >= self.options.parallelism.max(1) {
+            self.join_one().await?;
+        }
+        let (location, schema, props) = (self.location.clone(), Arc::clone(&self.file_schema), self.props.clone());
+        let fields: Vec<(i32, DataType)> = self
+            .spec
+            .schema
+            .fields
+            .iter()
+            .zip(self.file_schema.fields())
+            .map(|(f, af)| (f.id, af.data_type().clone()))
+            .collect();
+        let spec_id = self.spec.spec_id;
+        self.in_flight.spawn(async move {
+            let bytes = buffer.bytes;
+            let key = Arc::clone(&buffer.key);
+            let encoded = tokio::task::spawn_blocking(move || encode(buffer.batches, schema, props, &fields))
+                .await
+                .map_err(|e| Error::Invalid(format!("writing a data file failed: {e}")))??;
+            let file = upload(&location, spec_id, encoded, &key).await?;
+            Ok((file, bytes))
+        });
         Ok(())
     }
 
-    /// Close every open file and return the data files written.
-    pub async fn finish(mut self) -> Result<Vec<DataFile>> {
-        let partitions = std::mem::take(&mut self.partitions);
-        for (_, part) in partitions {
-            if let Some(file) = part.file {
-                let df = flush(&self.location, self.spec.spec_id, file, &part.key).await?;
-                self.written.push(df);
-            }
-        }
-        Ok(self.written)
+    async fn join_one(&mut self) -> Result<()> {
+        let Some(done) = self.in_flight.join_next().await else {
+            return Ok(());
+        };
+        let (file, bytes) = done.map_err(|e| Error::Invalid(format!("writing a data file failed: {e}")))??;
+        self.held = self.held.saturating_sub(bytes);
+        self.reservation.shrink(bytes.min(self.reservation.size()));
+        progress().files.fetch_add(1, Ordering::Relaxed);
+        progress().bytes.fetch_add(file.file_size, Ordering::Relaxed);
+        self.written.push(file);
+        Ok(())
     }
 
-    /// Data files flushed so far (for cleanup when a write fails).
+    /// Write every buffered partition and return all data files written.
+    pub async fn finish(mut self) -> Result<Vec<DataFile>> {
+        let keys: Vec<Vec<u8>> = self.buffers.keys().cloned().collect();
+        for key in keys {
+            self.flush(&key).await?;
+        }
+        while !self.in_flight.is_empty() {
+            self.join_one().await?;
+        }
+        Ok(std::mem::take(&mut self.written))
+    }
+
+    /// Data files written so far (for cleanup when a write fails).
     pub fn written(&self) -> &[DataFile] {
         &self.written
     }
+
+    /// Stop: wait for files being written, so that [`Self::written`] names
+    /// every file that reached storage (for cleanup).
+    pub async fn abort(&mut self) {
+        self.buffers.clear();
+        while let Some(done) = self.in_flight.join_next().await {
+            if let Ok(Ok((file, _))) = done {
+                self.written.push(file);
+            }
+        }
+    }
+}
+
+/// One file's Parquet bytes, row count and column statistics.
+struct Encoded {
+    bytes: Vec<u8>,
+    rows: u64,
+    stats: Vec<ColumnStats>,
+}
+
+fn encode(
+    batches: Vec<RecordBatch>,
+    schema: SchemaRef,
+    props: WriterProperties,
+    fields: &[(i32, DataType)],
+) -> Result<Encoded> {
+    let mut stats = fields
+        .iter()
+        .map(|(id, dt)| StatsCollector::new(*id, dt))
+        .collect::<Result<Vec<_>>>()?;
+    let mut writer = ArrowWriter::try_new(Vec::new(), schema, Some(props))?;
+    let mut rows = 0u64;
+    for batch in &batches {
+        writer.write(batch)?;
+        for (collector, col) in stats.iter_mut().zip(batch.columns()) {
+            collector.update(col)?;
+        }
+        rows += batch.num_rows() as u64;
+    }
+    Ok(Encoded {
+        bytes: writer.into_inner()?,
+        rows,
+        stats: stats
+            .into_iter()
+            .map(StatsCollector::finish)
+            .collect::<Result<Vec<ColumnStats>>>()?,
+    })
 }
 
 /// Write every batch of `data` (in the spec's schema) into partitioned files
@@ -274,8 +447,9 @@ pub async fn write_stream(
     location: &TableLocation,
     spec: &TableSpec,
     mut data: SendableRecordBatchStream,
+    options: WriteOptions,
 ) -> Result<(Vec<DataFile>, u64)> {
-    let mut writer = PartitionedWriter::try_new(location.clone(), spec.clone())?;
+    let mut writer = PartitionedWriter::with_options(location.clone(), spec.clone(), options)?;
     let mut rows = 0u64;
     while let Some(batch) = data.next().await {
         let result = match batch {
@@ -286,6 +460,7 @@ pub async fn write_stream(
             Err(e) => Err(e.into()),
         };
         if let Err(e) = result {
+            writer.abort().await;
             delete_files(location, writer.written()).await;
             return Err(e);
         }
@@ -299,36 +474,27 @@ pub async fn delete_files(location: &TableLocation, files: &[DataFile]) {
     let _ = crate::table::purge::delete_all(location, paths).await;
 }
 
-/// Write one finished file and describe it for the manifest.
-async fn flush(location: &TableLocation, spec_id: i32, file: OpenFile, key: &PartitionKey) -> Result<DataFile> {
-    let bytes = file.writer.into_inner()?;
+/// Upload one encoded file and describe it for the manifest.
+async fn upload(location: &TableLocation, spec_id: i32, file: Encoded, key: &PartitionKey) -> Result<DataFile> {
     let name = format!("{}.parquet", uuid::Uuid::new_v4());
     let mut segments: Vec<&str> = vec!["data"];
     segments.extend(key.dirs.iter().map(String::as_str));
     segments.push(&name);
     let path = TableLocation::stored_path(segments);
-    let size = bytes.len() as u64;
-    let opts = PutOptions {
-        mode: PutMode::Create,
-        ..Default::default()
-    };
+    let size = file.bytes.len() as u64;
+    // A fresh UUID name: a plain put.
     location
         .store
-        .put_opts(&location.resolve(&path)?, PutPayload::from(bytes), opts)
+        .put(&location.resolve(&path)?, PutPayload::from(file.bytes))
         .await?;
-    let column_stats = file
-        .stats
-        .into_iter()
-        .map(StatsCollector::finish)
-        .collect::<Result<Vec<ColumnStats>>>()?;
     Ok(DataFile {
         path,
         file_size: size,
         record_count: file.rows,
-        spec_id: spec_id,
+        spec_id,
         partition: key.values.clone(),
         partition_strings: key.strings.clone(),
-        column_stats,
+        column_stats: file.stats,
     })
 }
 

@@ -1,0 +1,326 @@
+//! Crash safety, proved by fault injection: every request of an INSERT, a
+//! CREATE TABLE … AS SELECT and each ALTER is failed in turn — with an
+//! error, with a hang that times out, and with a lost response (the request
+//! took effect but the writer is told it failed). Each time the statement
+//! either succeeds or fails with a clear error, and the table then reads
+//! exactly the old state or exactly the new one — also in a new session and
+//! a new process. A SIGKILL in the middle of a large INSERT leaves the table
+//! as it was.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use hidden_partitions::store::observe::{ObservedStore, RequestKind, RequestObserver};
+use hidden_partitions::store::url::parse_location;
+use hidden_partitions::{StorageOptions, Warehouse, execute_sql, session, session_with};
+use object_store::path::Path as ObjectPath;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Error,
+    Hang,
+    LostResponse,
+}
+
+/// Fails the `k`-th request of one kind; counts every request.
+#[derive(Debug, Default)]
+struct Faults {
+    state: Mutex<FaultState>,
+}
+
+#[derive(Debug, Default)]
+struct FaultState {
+    seen: BTreeMap<RequestKind, usize>,
+    fault: Option<(RequestKind, usize, Mode)>,
+    fired: bool,
+    lose_next: Option<RequestKind>,
+}
+
+fn injected(what: &str) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "fault injection",
+        source: what.to_string().into(),
+    }
+}
+
+#[async_trait]
+impl RequestObserver for Faults {
+    async fn before(&self, kind: RequestKind, _path: &ObjectPath) -> object_store::Result<()> {
+        let action = {
+            let mut s = self.state.lock().unwrap();
+            let n = s.seen.entry(kind).or_default();
+            *n += 1;
+            let n = *n;
+            match s.fault {
+                Some((k, at, mode)) if k == kind && at == n => {
+                    s.fired = true;
+                    if mode == Mode::LostResponse {
+                        s.lose_next = Some(kind);
+                    }
+                    Some(mode)
+                }
+                _ => None,
+            }
+        };
+        match action {
+            Some(Mode::Error) => Err(injected("injected error")),
+            Some(Mode::Hang) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Err(injected("request timed out (injected hang)"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn after(&self, kind: RequestKind, _path: &ObjectPath) -> object_store::Result<()> {
+        let mut s = self.state.lock().unwrap();
+        if s.lose_next == Some(kind) {
+            s.lose_next = None;
+            return Err(injected("connection reset after the request was sent (injected)"));
+        }
+        Ok(())
+    }
+}
+
+impl Faults {
+    fn arm(&self, fault: Option<(RequestKind, usize, Mode)>) {
+        let mut s = self.state.lock().unwrap();
+        *s = FaultState {
+            fault,
+            ..Default::default()
+        };
+    }
+    fn seen(&self) -> BTreeMap<RequestKind, usize> {
+        self.state.lock().unwrap().seen.clone()
+    }
+    fn fired(&self) -> bool {
+        self.state.lock().unwrap().fired
+    }
+}
+
+/// A session on `dir` whose every request passes `faults`.
+async fn faulty_session(dir: &Path, faults: Arc<Faults>) -> datafusion::prelude::SessionContext {
+    let place = parse_location(dir.to_str().unwrap()).unwrap();
+    let store = Arc::new(ObservedStore::new(
+        Arc::new(object_store::local::LocalFileSystem::new()),
+        faults,
+    ));
+    session_with(Warehouse::with_store(store, place, StorageOptions::new()))
+        .await
+        .unwrap()
+}
+
+/// What a table looks like: its schema, partition spec and rows, as text.
+async fn state(dir: &Path, table: &str) -> String {
+    let ctx = session(dir).await.unwrap();
+    let mut out = String::new();
+    for sql in [
+        format!("DESCRIBE {table}"),
+        format!("SELECT partition_spec FROM \"{table}$specs\" WHERE is_current"),
+        format!("SELECT * FROM {table} ORDER BY 1"),
+    ] {
+        match execute_sql(&ctx, &sql).await {
+            Ok(r) => out.push_str(&pretty_format_batches(&r[0].batches).unwrap().to_string()),
+            Err(e) => out.push_str(&format!("error: {e}\n")),
+        }
+    }
+    out
+}
+
+/// The same, read by a new process.
+fn state_by_process(dir: &Path, table: &str) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .arg("--warehouse")
+        .arg(dir)
+        .args(["--format", "csv", "-c", &format!("SELECT * FROM {table} ORDER BY 1")])
+        .output()
+        .unwrap();
+    if o.status.success() {
+        String::from_utf8_lossy(&o.stdout).to_string()
+    } else {
+        format!("error: {}", String::from_utf8_lossy(&o.stderr))
+    }
+}
+
+struct Scenario {
+    name: &'static str,
+    setup: &'static str,
+    statement: &'static str,
+    table: &'static str,
+}
+
+const SETUP: &str = "CREATE TABLE t (id BIGINT, name VARCHAR, ts TIMESTAMP, v INT) PARTITIONED BY (month(ts), name);
+     INSERT INTO t VALUES (1, 'a', TIMESTAMP '2024-01-05 10:00:00', 10), (2, 'b', TIMESTAMP '2024-02-05 10:00:00', 20)";
+
+const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "INSERT",
+        setup: SETUP,
+        statement: "INSERT INTO t VALUES (3, 'a', TIMESTAMP '2024-01-06 10:00:00', 30), (4, 'c', TIMESTAMP '2024-03-01 00:00:00', 40)",
+        table: "t",
+    },
+    Scenario {
+        name: "CTAS",
+        setup: SETUP,
+        statement: "CREATE TABLE t2 PARTITIONED BY (day(ts), bucket(2, id)) AS SELECT * FROM t",
+        table: "t2",
+    },
+    Scenario {
+        name: "ADD COLUMN",
+        setup: SETUP,
+        statement: "ALTER TABLE t ADD COLUMN extra DOUBLE",
+        table: "t",
+    },
+    Scenario {
+        name: "RENAME COLUMN",
+        setup: SETUP,
+        statement: "ALTER TABLE t RENAME COLUMN v TO value",
+        table: "t",
+    },
+    Scenario {
+        name: "DROP COLUMN",
+        setup: SETUP,
+        statement: "ALTER TABLE t DROP COLUMN v",
+        table: "t",
+    },
+    Scenario {
+        name: "ALTER COLUMN TYPE",
+        setup: SETUP,
+        statement: "ALTER TABLE t ALTER COLUMN v TYPE BIGINT",
+        table: "t",
+    },
+    Scenario {
+        name: "ADD PARTITION FIELD",
+        setup: SETUP,
+        statement: "ALTER TABLE t ADD PARTITION FIELD bucket(4, id)",
+        table: "t",
+    },
+    Scenario {
+        name: "DROP PARTITION FIELD",
+        setup: SETUP,
+        statement: "ALTER TABLE t DROP PARTITION FIELD name",
+        table: "t",
+    },
+    Scenario {
+        name: "REPLACE PARTITION FIELD",
+        setup: SETUP,
+        statement: "ALTER TABLE t REPLACE PARTITION FIELD ts_month WITH day(ts)",
+        table: "t",
+    },
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_of_every_write_can_fail() {
+    let mut runs = 0;
+    for scenario in SCENARIOS {
+        // A clean run: the state before and after, and the requests it makes.
+        let dir = tempfile::tempdir().unwrap();
+        execute_sql(&session(dir.path()).await.unwrap(), scenario.setup)
+            .await
+            .unwrap();
+        let before = state(dir.path(), scenario.table).await;
+        let before_csv = state_by_process(dir.path(), scenario.table);
+        let faults = Arc::new(Faults::default());
+        let ctx = faulty_session(dir.path(), Arc::clone(&faults)).await;
+        faults.arm(None);
+        execute_sql(&ctx, scenario.statement).await.unwrap();
+        let requests = faults.seen();
+        let after = state(dir.path(), scenario.table).await;
+        let after_csv = state_by_process(dir.path(), scenario.table);
+        assert_ne!(before, after, "{}: the statement changes nothing", scenario.name);
+
+        for (&kind, &n) in &requests {
+            for k in 1..=n {
+                for mode in [Mode::Error, Mode::Hang, Mode::LostResponse] {
+                    let dir = tempfile::tempdir().unwrap();
+                    execute_sql(&session(dir.path()).await.unwrap(), scenario.setup)
+                        .await
+                        .unwrap();
+                    let faults = Arc::new(Faults::default());
+                    let ctx = faulty_session(dir.path(), Arc::clone(&faults)).await;
+                    faults.arm(Some((kind, k, mode)));
+                    let result = execute_sql(&ctx, scenario.statement).await;
+                    let what = format!("{} with {mode:?} on {} #{k}", scenario.name, kind.name());
+                    if let Err(e) = &result {
+                        let message = e.to_string();
+                        assert!(!message.contains("panicked"), "{what}: {message}");
+                        assert!(
+                            message.contains("inject") || message.contains("could not be confirmed"),
+                            "{what}: unclear error {message}"
+                        );
+                    }
+                    let now = state(dir.path(), scenario.table).await;
+                    assert!(
+                        now == before || now == after,
+                        "{what}: the table is neither the old nor the new one (statement {}):\n{now}\nold:\n{before}\nnew:\n{after}",
+                        if result.is_ok() { "succeeded" } else { "failed" }
+                    );
+                    if result.is_ok() {
+                        assert_eq!(now, after, "{what}: succeeded but the table is the old one");
+                    }
+                    if scenario.name == "INSERT" {
+                        let by_process = state_by_process(dir.path(), scenario.table);
+                        let expected = if now == before { &before_csv } else { &after_csv };
+                        assert_eq!(&by_process, expected, "{what}: a new process reads something else");
+                    }
+                    // The table can still be written afterwards.
+                    execute_sql(&session(dir.path()).await.unwrap(), "INSERT INTO t (id) VALUES (99)")
+                        .await
+                        .unwrap_or_else(|e| panic!("{what}: the next write fails: {e}"));
+                    runs += usize::from(faults.fired());
+                }
+            }
+        }
+    }
+    println!("{runs} faults injected");
+    assert!(runs > 100, "only {runs} faults fired");
+}
+
+#[test]
+fn a_killed_insert_leaves_the_table_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_hidden-partitions");
+    let run = |sql: &str| {
+        Command::new(bin)
+            .arg("--warehouse")
+            .arg(dir.path())
+            .args(["--format", "csv", "-c", sql])
+            .output()
+            .unwrap()
+    };
+    let o = run(
+        "CREATE TABLE big (id BIGINT, ts TIMESTAMP) PARTITIONED BY (day(ts)); INSERT INTO big VALUES (1, TIMESTAMP '2024-01-01 00:00:00')",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut child = Command::new(bin)
+        .arg("--warehouse")
+        .arg(dir.path())
+        .args([
+            "-c",
+            "INSERT INTO big SELECT value, to_timestamp_micros(value * 60000000) FROM generate_series(1, 50000000) AS t(value)",
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the INSERT finished before it could be killed"
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let o = run("SELECT count(*) AS n FROM big");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "n\n1\n",
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run("INSERT INTO big VALUES (2, TIMESTAMP '2024-01-02 00:00:00'); SELECT count(*) AS n FROM big");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("n\n2\n"));
+}
