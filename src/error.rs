@@ -39,6 +39,10 @@ pub enum Error {
         "the commit to {table} could not be confirmed ({detail}); the statement may or may not have taken effect — read the table to see, its files were kept (unreferenced ones are listed by \"<table>$orphans\")"
     )]
     CommitUnknown { table: String, detail: String },
+    /// A statement that committed since this one read the table changed
+    /// what this one read (see `table::change`).
+    #[error("conflict on table {table}: {detail}; nothing was committed")]
+    WriteConflict { table: String, detail: String },
     /// Another writer committed the same version first and retries ran out.
     #[error("commit conflict on {table}: {detail}")]
     CommitConflict { table: String, detail: String },

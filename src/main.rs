@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use hidden_partitions::cli::progress::Progress;
 use hidden_partitions::cli::{OutputFormat, repl, write_result};
 use hidden_partitions::sql::{execute_statement, parse_statements};
 use hidden_partitions::{StorageOptions, Warehouse, session_with};
@@ -79,7 +80,10 @@ async fn main() -> ExitCode {
         };
         // Print each result as soon as its statement ran, so output before a failure is kept.
         for statement in statements {
-            let result = match execute_statement(&ctx, statement).await {
+            let progress = Progress::start();
+            let result = execute_statement(&ctx, statement).await;
+            progress.finish();
+            let result = match result {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("Error: {e}");

@@ -302,7 +302,8 @@ fn a_killed_insert_leaves_the_table_as_it_was() {
         .arg(dir.path())
         .args([
             "-c",
-            "INSERT INTO big SELECT value, to_timestamp_micros(value * 60000000) FROM generate_series(1, 50000000) AS t(value)",
+            // A small write buffer: files reach storage while the INSERT runs.
+            "SET hidden_partitions.write_buffer_size = 2000000; INSERT INTO big SELECT value, to_timestamp_micros(value * 60000000) FROM generate_series(1, 50000000) AS t(value)",
         ])
         .spawn()
         .unwrap();
@@ -320,6 +321,15 @@ fn a_killed_insert_leaves_the_table_as_it_was() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // Data had reached storage: the files the killed INSERT wrote are orphans.
+    let o = run("SELECT count(*) AS n FROM \"big$orphans\" WHERE path LIKE 'data/%'");
+    let orphans: i64 = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(orphans > 0, "no data file reached storage before the kill");
     let o = run("INSERT INTO big VALUES (2, TIMESTAMP '2024-01-02 00:00:00'); SELECT count(*) AS n FROM big");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).ends_with("n\n2\n"));

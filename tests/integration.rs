@@ -326,3 +326,40 @@ async fn dynamic_filters_skip_whole_manifests() {
     assert!(plan.contains("files_opened=2"), "{plan}");
     assert_eq!(count(&ctx, sql).await, 27);
 }
+
+#[tokio::test]
+async fn insert_under_a_small_memory_limit_keeps_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(
+        &ctx,
+        "SET datafusion.runtime.memory_limit = '16M';
+         CREATE TABLE m (id BIGINT, ts TIMESTAMP, pad VARCHAR) PARTITIONED BY (day(ts));
+         INSERT INTO m SELECT value, to_timestamp_micros((value % 500) * 86400000000), repeat('x', 40)
+         FROM range(300000) AS t(value)",
+    )
+    .await
+    .unwrap();
+    assert_eq!(count(&ctx, "SELECT count(*) FROM m").await, 300_000);
+    assert_eq!(count(&ctx, "SELECT count(DISTINCT id) FROM m").await, 300_000);
+    // The budget forced partitions out more than once: more files than partitions.
+    let files = count(&ctx, "SELECT count(*) FROM \"m$files\"").await;
+    assert!(files > 500, "{files} files");
+}
+
+#[tokio::test]
+async fn write_buffer_size_bounds_buffered_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(
+        &ctx,
+        "SET hidden_partitions.write_buffer_size = 1000000;
+         CREATE TABLE b (id BIGINT, p INT) PARTITIONED BY (p);
+         INSERT INTO b SELECT value, CAST(value % 4 AS INT) FROM range(400000) AS t(value)",
+    )
+    .await
+    .unwrap();
+    assert_eq!(count(&ctx, "SELECT count(*) FROM b").await, 400_000);
+    let files = count(&ctx, "SELECT count(*) FROM \"b$files\"").await;
+    assert!(files > 4, "{files} files: the 1 MB buffer should have written partitions out early");
+}

@@ -47,7 +47,10 @@ pub async fn run(ctx: &SessionContext, format: OutputFormat) -> i32 {
                 }
                 let _ = editor.add_history_entry(buf.trim());
                 let sql = std::mem::take(&mut buf);
-                match execute_sql(ctx, &sql).await {
+                let progress = super::progress::Progress::start();
+                let result = execute_sql(ctx, &sql).await;
+                progress.finish();
+                match result {
                     Ok(results) => {
                         let mut out = std::io::stdout().lock();
                         for r in &results {

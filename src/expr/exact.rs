@@ -18,6 +18,7 @@
 //! AND / OR of exact parts are exact (three-valued logic composes); anything
 //! `Unknown` is not.
 
+use datafusion::arrow::array::Array;
 use datafusion::common::ScalarValue;
 
 use super::predicate::{BinaryOp, Predicate, SetOp, UnaryOp};
@@ -37,6 +38,24 @@ pub fn is_exact(pred: &Predicate, fields: &[BoundPartitionField<'_>]) -> bool {
             .filter(|f| f.field.source_id == *field)
             .any(|f| leaf_is_exact(pred, f.field.transform)),
     }
+}
+
+/// Whether every row of a file with partition values `partition` (in the
+/// spec's field order) matches `pred`, decided by those values alone (so a
+/// DELETE can drop the file without reading it).
+pub fn all_rows_match(pred: &Predicate, fields: &[BoundPartitionField<'_>], partition: &[ScalarValue]) -> bool {
+    if matches!(pred, Predicate::True) {
+        return true;
+    }
+    if !is_exact(pred, fields) {
+        return false;
+    }
+    let projected = super::project_inclusive(pred, fields);
+    let column = |id: i32| {
+        let idx = fields.iter().position(|f| f.field.field_id == id)?;
+        partition.get(idx)?.to_array().ok()
+    };
+    matches!(super::evaluate(&projected, 1, &column), Ok(m) if m.is_valid(0) && m.value(0))
 }
 
 fn leaf_is_exact(pred: &Predicate, transform: Transform) -> bool {

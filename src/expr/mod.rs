@@ -17,7 +17,7 @@ pub mod summary;
 pub use bind::bind;
 pub use bind_physical::bind_physical;
 pub use evaluate::evaluate;
-pub use exact::is_exact;
+pub use exact::{all_rows_match, is_exact};
 pub use predicate::Predicate;
 pub use project::project_inclusive;
 pub use rewrite_not::rewrite_not;

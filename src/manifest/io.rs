@@ -10,8 +10,11 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::datatypes::Int64Type;
+
 use super::entry::DataFile;
-use super::format::{manifest_batch, manifest_schema};
+use super::format::{PARTITION, RECORD_COUNT, manifest_batch, manifest_schema};
 use crate::error::Result;
 use crate::spec::{FieldSummary, ManifestFile, TableSpec};
 use crate::store::TableLocation;
@@ -24,13 +27,23 @@ pub async fn write_manifest(
     files: &[DataFile],
     snapshot_id: i64,
 ) -> Result<ManifestFile> {
-    let batch = manifest_batch(spec, files)?;
+    write_manifest_batch(location, spec, &manifest_batch(spec, files)?, snapshot_id).await
+}
+
+/// Write a manifest batch (all files under `spec`; e.g. the survivors of a
+/// manifest some of whose files a statement removed) as a new manifest.
+pub async fn write_manifest_batch(
+    location: &TableLocation,
+    spec: &TableSpec,
+    batch: &RecordBatch,
+    snapshot_id: i64,
+) -> Result<ManifestFile> {
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .build();
     let mut buf = Vec::new();
     let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
-    writer.write(&batch)?;
+    writer.write(batch)?;
     writer.close()?;
     let name = format!("{}-m.parquet", uuid::Uuid::new_v4());
     let rel = TableLocation::stored_path(["metadata", name.as_str()]);
@@ -40,39 +53,55 @@ pub async fn write_manifest(
         .store
         .put(&location.resolve(&rel)?, PutPayload::from(buf))
         .await?;
+    let record_count = batch
+        .column_by_name(RECORD_COUNT)
+        .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())
+        .unwrap_or(0);
     Ok(ManifestFile {
         path: rel,
         length,
         spec_id: spec.spec_id,
         added_snapshot_id: snapshot_id,
-        file_count: files.len() as u64,
-        record_count: files.iter().map(|f| f.record_count).sum(),
-        partitions: summarize(spec, files)?,
+        file_count: batch.num_rows() as u64,
+        record_count,
+        partitions: summarize(spec, batch)?,
     })
 }
 
 /// Per partition field: nulls present, and lower/upper bounds as serialized values.
-fn summarize(spec: &TableSpec, files: &[DataFile]) -> Result<Vec<FieldSummary>> {
+fn summarize(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<FieldSummary>> {
     let n = spec.partition_spec.fields.len();
     let mut out = Vec::with_capacity(n);
+    let partition = batch.column_by_name(PARTITION).map(|c| c.as_struct().clone());
     for i in 0..n {
         let mut contains_null = false;
         let mut contains_nan = false;
-        let mut lower: Option<&ScalarValue> = None;
-        let mut upper: Option<&ScalarValue> = None;
-        for v in files.iter().map(|f| &f.partition[i]) {
+        let mut lower: Option<ScalarValue> = None;
+        let mut upper: Option<ScalarValue> = None;
+        let column = partition.as_ref().map(|p| std::sync::Arc::clone(p.column(i)));
+        for row in 0..batch.num_rows() {
+            let v = match &column {
+                Some(c) => ScalarValue::try_from_array(c, row)?,
+                None => ScalarValue::Null,
+            };
             if v.is_null() {
                 contains_null = true;
                 continue;
             }
-            if is_nan(v) {
+            if is_nan(&v) {
                 contains_nan = true;
                 continue;
             }
-            if lower.is_none_or(|l| v.partial_cmp(l) == Some(std::cmp::Ordering::Less)) {
-                lower = Some(v);
+            if lower
+                .as_ref()
+                .is_none_or(|l| v.partial_cmp(l) == Some(std::cmp::Ordering::Less))
+            {
+                lower = Some(v.clone());
             }
-            if upper.is_none_or(|u| v.partial_cmp(u) == Some(std::cmp::Ordering::Greater)) {
+            if upper
+                .as_ref()
+                .is_none_or(|u| v.partial_cmp(u) == Some(std::cmp::Ordering::Greater))
+            {
                 upper = Some(v);
             }
         }
@@ -83,7 +112,7 @@ fn summarize(spec: &TableSpec, files: &[DataFile]) -> Result<Vec<FieldSummary>> 
             }
         };
         // An empty string serializes as null: then no bound can be trusted.
-        let (lower_bound, upper_bound) = (ser(lower)?, ser(upper)?);
+        let (lower_bound, upper_bound) = (ser(lower.as_ref())?, ser(upper.as_ref())?);
         let bounded = lower.is_some() && lower_bound.is_some() && upper_bound.is_some();
         out.push(FieldSummary {
             contains_null: contains_null || (lower.is_some() && !bounded),

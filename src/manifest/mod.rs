@@ -7,4 +7,4 @@ pub mod io;
 pub mod stats;
 
 pub use entry::{ColumnStats, DataFile};
-pub use io::{read_manifest, write_manifest};
+pub use io::{read_manifest, write_manifest, write_manifest_batch};

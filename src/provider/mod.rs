@@ -6,6 +6,7 @@ pub mod planning;
 pub mod scan_exec;
 pub mod sink;
 pub mod table_provider;
+pub mod write_exec;
 
 pub use scan_exec::HiddenPartitionsScanExec;
 pub use table_provider::HiddenPartitionsTable;

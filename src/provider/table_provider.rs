@@ -3,12 +3,13 @@
 //! The catalog hands out a provider per statement, loaded from the latest
 //! committed version, so every statement sees the table as of its start.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
+use datafusion::execution::SessionState;
 use datafusion::common::stats::Precision;
 use datafusion::common::{ScalarValue, SchemaExt, Statistics, not_impl_err, project_schema};
 use datafusion::datasource::TableType;
@@ -28,6 +29,9 @@ use super::field_ids::FieldIdAdapterFactory;
 use super::planning::{FilePlan, PlannedFile, plan_files, source_predicate, stats_pruning_predicate};
 use super::scan_exec::{FileInfo, HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
+use super::write_exec::WriteExec;
+use crate::table::delete::Delete;
+use crate::table::update::Update;
 use crate::expr::is_exact;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
@@ -40,6 +44,8 @@ pub struct HiddenPartitionsTable {
     schema: SchemaRef,
     /// Time travel: read this snapshot instead of the current one (read-only).
     as_of: Option<i64>,
+    /// Read only these data files (a write statement rewriting them).
+    only: Option<Arc<HashSet<object_store::path::Path>>>,
 }
 
 impl HiddenPartitionsTable {
@@ -51,6 +57,7 @@ impl HiddenPartitionsTable {
             version,
             schema,
             as_of: None,
+            only: None,
         })
     }
 
@@ -112,6 +119,11 @@ impl HiddenPartitionsTable {
         &self.table
     }
 
+    /// The schema rows are read with (the snapshot's, for time travel).
+    pub fn arrow_schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
     pub fn metadata(&self) -> &TableMetadata {
         &self.version.metadata
     }
@@ -124,7 +136,59 @@ impl HiddenPartitionsTable {
     pub async fn plan_files(&self, state: &dyn Session, filters: &[Expr]) -> Result<FilePlan> {
         let md = &self.version.metadata;
         let pruning = stats_pruning_predicate(state, filters, &self.schema);
-        Ok(plan_files(&self.table.location, md, self.snapshot(), filters, pruning.as_deref()).await?)
+        let mut plan = plan_files(&self.table.location, md, self.snapshot(), filters, pruning.as_deref()).await?;
+        if let Some(only) = &self.only {
+            plan.files.retain(|f| only.contains(&f.path));
+            for c in &mut plan.counts {
+                c.selected = plan.files.iter().filter(|f| f.spec_id == c.spec_id).count();
+            }
+        }
+        Ok(plan)
+    }
+
+    /// This table, reading only `files` (for a statement that rewrites them).
+    pub fn restricted_to(&self, files: HashSet<object_store::path::Path>) -> Self {
+        let mut restricted = self.clone();
+        restricted.only = Some(Arc::new(files));
+        restricted
+    }
+
+}
+
+/// The session state behind a `&dyn Session` (write statements run plans).
+fn session_state(state: &dyn Session) -> Result<SessionState> {
+    state
+        .as_any()
+        .downcast_ref::<SessionState>()
+        .cloned()
+        .ok_or_else(|| datafusion::error::DataFusionError::Plan("hidden-partitions writes need a DataFusion SessionState".into()))
+}
+
+/// Column references without their table qualifier: a statement on one
+/// table may spell it `t.c`, `public.t.c` or `c`.
+fn unqualified(expr: Expr) -> Result<Expr> {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    Ok(expr
+        .transform_up(|e| match e {
+            Expr::Column(c) if c.relation.is_some() => Ok(Transformed::yes(Expr::Column(
+                datafusion::common::Column::new_unqualified(c.name),
+            ))),
+            other => Ok(Transformed::no(other)),
+        })?
+        .data)
+}
+
+impl HiddenPartitionsTable {
+    /// Writes go to the table itself, not to a snapshot of it.
+    fn writable(&self, what: &str) -> Result<()> {
+        if self.as_of.is_some() {
+            return datafusion::common::plan_err!(
+                "{what} on {}@…: a snapshot read by time travel cannot be written; write to table {} itself",
+                self.table.name,
+                self.table.name
+            );
+        }
+        Ok(())
     }
 }
 
@@ -289,6 +353,45 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                 }
             })
             .collect())
+    }
+
+    async fn delete_from(&self, state: &dyn Session, filters: Vec<Expr>) -> Result<Arc<dyn ExecutionPlan>> {
+        self.writable("DELETE")?;
+        let statement = Delete {
+            table: self.table.clone(),
+            state: session_state(state)?,
+            filters: filters.into_iter().map(unqualified).collect::<Result<_>>()?,
+        };
+        Ok(Arc::new(WriteExec::new("delete", Arc::new(statement))))
+    }
+
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.writable("UPDATE")?;
+        let statement = Update {
+            table: self.table.clone(),
+            state: session_state(state)?,
+            assignments: assignments
+                .into_iter()
+                .map(|(c, e)| Ok((c, unqualified(e)?)))
+                .collect::<Result<_>>()?,
+            filters: filters.into_iter().map(unqualified).collect::<Result<_>>()?,
+        };
+        Ok(Arc::new(WriteExec::new("update", Arc::new(statement))))
+    }
+
+    async fn truncate(&self, state: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
+        self.writable("TRUNCATE")?;
+        let statement = Delete {
+            table: self.table.clone(),
+            state: session_state(state)?,
+            filters: Vec::new(),
+        };
+        Ok(Arc::new(WriteExec::new("truncate", Arc::new(statement))))
     }
 
     async fn insert_into(

@@ -5,10 +5,15 @@
 //! fresh names, then the metadata version that references them. A failure
 //! before the commit leaves the table exactly as it was.
 
+pub mod change;
+pub mod delete;
 pub mod evolve;
 pub mod orphans;
 pub mod purge;
+pub mod retry;
+pub mod rewrite;
 pub mod tags;
+pub mod update;
 pub mod writer;
 
 use std::collections::BTreeMap;
@@ -144,6 +149,23 @@ impl Table {
 
     pub async fn load(&self) -> Result<Versioned> {
         self.location.load().await
+    }
+
+    /// The latest version of *this* table: `TableReplaced` if the location
+    /// now holds another one.
+    pub async fn load_bound(&self) -> Result<Versioned> {
+        let uuid = self.uuid()?;
+        match self.location.load().await {
+            Ok(v) if v.metadata.table_uuid == uuid => Ok(v),
+            Ok(_) => Err(Error::TableReplaced(self.name.clone())),
+            Err(Error::TableNotFound(_)) => Err(Error::TableDropped(self.name.clone())),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Commit a write statement's [`change::Change`].
+    pub async fn commit_change(&self, change: &change::Change) -> Result<Versioned> {
+        self.commit(|md| change.apply(md, &self.name)).await
     }
 
     /// Commit new data files written under `spec` as one append snapshot.

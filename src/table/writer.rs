@@ -177,7 +177,9 @@ impl PartitionedWriter {
         })
     }
 
-    /// Route the rows of `batch` (in the table's schema) to their partitions.
+    /// Route the rows of `batch` (in the table's schema) to their partitions:
+    /// one `take` puts the rows in partition order (a counting sort on the
+    /// partition of each row), then each partition gets a zero-copy slice.
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
@@ -189,33 +191,48 @@ impl PartitionedWriter {
             .map(|(idx, t)| t.apply(batch.column(*idx)).map_err(Into::into))
             .collect::<Result<Vec<ArrayRef>>>()?;
         let Some(converter) = &self.converter else {
-            return self.append(Vec::new(), &partition_arrays, 0, batch).await;
+            let bytes = batch.get_array_memory_size();
+            return self.append(&[], &partition_arrays, 0, batch, bytes).await;
         };
         let rows = converter.convert_columns(&partition_arrays)?;
-        let mut groups: HashMap<&[u8], Vec<u32>> = HashMap::new();
-        let mut order: Vec<&[u8]> = Vec::new();
-        for i in 0..rows.num_rows() {
+        let n = rows.num_rows();
+        let mut ids: HashMap<&[u8], u32> = HashMap::new();
+        let mut firsts: Vec<usize> = Vec::new();
+        let mut group_of: Vec<u32> = Vec::with_capacity(n);
+        for i in 0..n {
             let key = rows.row(i).data();
-            groups
-                .entry(key)
-                .or_insert_with(|| {
-                    order.push(key);
-                    Vec::new()
-                })
-                .push(i as u32);
+            let g = *ids.entry(key).or_insert_with(|| {
+                firsts.push(i);
+                (firsts.len() - 1) as u32
+            });
+            group_of.push(g);
         }
-        let groups: Vec<(Vec<u8>, Vec<u32>)> = order
-            .into_iter()
-            .map(|k| (k.to_vec(), groups.remove(k).unwrap_or_default()))
-            .collect();
-        for (key, indices) in groups {
-            let first = indices[0] as usize;
-            let rows = if indices.len() == batch.num_rows() {
-                batch.clone()
-            } else {
-                take_record_batch(&batch, &UInt32Array::from(indices))?
-            };
-            self.append(key, &partition_arrays, first, rows).await?;
+        if firsts.len() == 1 {
+            let bytes = batch.get_array_memory_size();
+            let key = rows.row(0).data().to_vec();
+            return self.append(&key, &partition_arrays, 0, batch, bytes).await;
+        }
+        // Counting sort of row indices by partition.
+        let mut starts = vec![0usize; firsts.len() + 1];
+        for &g in &group_of {
+            starts[g as usize + 1] += 1;
+        }
+        for g in 1..starts.len() {
+            starts[g] += starts[g - 1];
+        }
+        let mut next = starts.clone();
+        let mut order = vec![0u32; n];
+        for (i, &g) in group_of.iter().enumerate() {
+            order[next[g as usize]] = i as u32;
+            next[g as usize] += 1;
+        }
+        let sorted = take_record_batch(&batch, &UInt32Array::from(order))?;
+        let per_row = sorted.get_array_memory_size() / n.max(1);
+        let keys: Vec<Vec<u8>> = firsts.iter().map(|&i| rows.row(i).data().to_vec()).collect();
+        for (g, key) in keys.iter().enumerate() {
+            let (start, len) = (starts[g], starts[g + 1] - starts[g]);
+            let slice = sorted.slice(start, len);
+            self.append(key, &partition_arrays, firsts[g], slice, per_row * len).await?;
         }
         Ok(())
     }
@@ -276,13 +293,13 @@ impl PartitionedWriter {
         Ok(key)
     }
 
-    async fn append(&mut self, key: Vec<u8>, arrays: &[ArrayRef], first: usize, rows: RecordBatch) -> Result<()> {
-        let bytes = rows.get_array_memory_size();
+    /// Buffer `rows` (about `bytes` of memory) for the partition `key`.
+    async fn append(&mut self, key: &[u8], arrays: &[ArrayRef], first: usize, rows: RecordBatch, bytes: usize) -> Result<()> {
         progress().rows.fetch_add(rows.num_rows() as u64, Ordering::Relaxed);
-        if !self.buffers.contains_key(&key) {
+        if !self.buffers.contains_key(key) {
             let pkey = Arc::new(self.partition_key(arrays, first)?);
             self.buffers.insert(
-                key.clone(),
+                key.to_vec(),
                 Buffer {
                     key: pkey,
                     batches: Vec::new(),
@@ -290,14 +307,15 @@ impl PartitionedWriter {
                 },
             );
         }
-        let Some(buffer) = self.buffers.get_mut(&key) else {
+        let Some(buffer) = self.buffers.get_mut(key) else {
             return Ok(());
         };
         buffer.batches.push(rows);
         buffer.bytes += bytes;
         self.held += bytes;
         if buffer.batches.len() >= MERGE_AFTER_BATCHES {
-            // Many small slices: one batch holds them in less memory.
+            // Many small slices (each keeping its whole input batch alive):
+            // one compact batch holds them in less memory.
             let merged = concat_batches(&self.file_schema, &buffer.batches)?;
             let merged_bytes = merged.get_array_memory_size();
             self.held = self.held - buffer.bytes + merged_bytes;
@@ -305,7 +323,7 @@ impl PartitionedWriter {
             buffer.batches = vec![merged];
         }
         if buffer.bytes >= TARGET_FILE_SIZE {
-            self.flush(&key).await?;
+            self.flush(key).await?;
         }
         self.make_room().await
     }

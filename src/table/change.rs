@@ -1,0 +1,274 @@
+//! A write operation as one commit: which manifests it replaces, which it
+//! adds, and whether statements that committed since it read the table
+//! conflict with it.
+//!
+//! Every write (append, overwrite, delete, update, merge, optimize,
+//! truncate) plans against one snapshot — its *base* — writes its new data
+//! files and manifests, and then commits a [`Change`]. The commit is a pure
+//! function of the latest metadata ([`Change::apply`]), so a lost race just
+//! re-applies it on top of the newer version:
+//!
+//! | since the base, another statement …                         | append | delete / update / merge / overwrite | optimize |
+//! |--------------------------------------------------------------|--------|------------------------------------|----------|
+//! | appended files its predicate cannot match                    | rebase | rebase                             | rebase   |
+//! | appended files its predicate may match (by manifest summary) | rebase | **conflict** (serializable)        | rebase   |
+//! | removed or rewrote a manifest this one replaces               | —      | **conflict**                       | **conflict** |
+//!
+//! A conflict is [`Error::WriteConflict`]: the statement starts over from
+//! the new snapshot (see `table::operation`) or, after a few attempts,
+//! fails saying which statement it lost to.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use chrono::Utc;
+use datafusion::arrow::array::{AsArray, BooleanArray};
+use datafusion::arrow::compute::filter_record_batch;
+use object_store::path::Path;
+
+use crate::error::{Error, Result};
+use crate::expr::summary::manifest_may_match;
+use crate::expr::{Predicate, project_inclusive};
+use crate::manifest::format::PATH;
+use crate::manifest::{DataFile, read_manifest, write_manifest, write_manifest_batch};
+use crate::provider::planning::PlannedFile;
+use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
+use crate::store::TableLocation;
+
+/// What kind of statement made a snapshot (recorded as its `operation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Append,
+    Overwrite,
+    Delete,
+    Update,
+    Merge,
+    Optimize,
+}
+
+impl Operation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Append => "append",
+            Self::Overwrite => "overwrite",
+            Self::Delete => "delete",
+            Self::Update => "update",
+            Self::Merge => "merge",
+            Self::Optimize => "optimize",
+        }
+    }
+}
+
+/// Which concurrent appends make a statement's result wrong.
+#[derive(Debug, Clone)]
+pub enum ConflictScope {
+    /// None do (appends, compaction).
+    Nothing,
+    /// Those whose files may hold rows matching this predicate (bound to
+    /// field ids of the current schema).
+    Matching(Predicate),
+    /// Any does (an overwrite of the whole table).
+    Everything,
+}
+
+/// The commit of one write statement.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub operation: Operation,
+    pub snapshot_id: i64,
+    /// The snapshot the statement read (`None`: the table had none).
+    pub base: Option<i64>,
+    /// Manifests of the base snapshot (by path) that this change replaces.
+    pub replaced: BTreeSet<String>,
+    /// New manifests: survivors of replaced ones, and new files.
+    pub added: Vec<ManifestFile>,
+    pub added_files: u64,
+    pub removed_files: u64,
+    pub added_rows: u64,
+    pub removed_rows: u64,
+    pub scope: ConflictScope,
+}
+
+impl Change {
+    pub fn new(operation: Operation, base: Option<i64>) -> Self {
+        Self {
+            operation,
+            snapshot_id: crate::table::new_snapshot_id(),
+            base,
+            replaced: BTreeSet::new(),
+            added: Vec::new(),
+            added_files: 0,
+            removed_files: 0,
+            added_rows: 0,
+            removed_rows: 0,
+            scope: ConflictScope::Nothing,
+        }
+    }
+
+    /// `md` with this change as its new current snapshot.
+    pub fn apply(&self, md: &TableMetadata, table: &str) -> Result<TableMetadata> {
+        let current = md.current_snapshot();
+        if current.map(|s| s.snapshot_id) != self.base {
+            self.check_concurrent(md, table)?;
+        }
+        let mut manifests: Vec<ManifestFile> = current
+            .map(|s| s.manifests.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|m| !self.replaced.contains(&m.path))
+            .collect();
+        manifests.extend(self.added.iter().cloned());
+        let total_rows: u64 = manifests.iter().map(|m| m.record_count).sum();
+        let total_files: u64 = manifests.iter().map(|m| m.file_count).sum();
+        let now = Utc::now().timestamp_millis();
+        let mut summary = BTreeMap::from([
+            ("added-data-files".to_string(), self.added_files.to_string()),
+            ("added-records".to_string(), self.added_rows.to_string()),
+            ("total-data-files".to_string(), total_files.to_string()),
+            ("total-records".to_string(), total_rows.to_string()),
+        ]);
+        if self.operation != Operation::Append {
+            summary.insert("deleted-data-files".to_string(), self.removed_files.to_string());
+            summary.insert("deleted-records".to_string(), self.removed_rows.to_string());
+        }
+        let mut next = md.clone();
+        let sequence_number = md.last_sequence_number + 1;
+        next.snapshots.push(Snapshot {
+            snapshot_id: self.snapshot_id,
+            parent_snapshot_id: md.current_snapshot_id,
+            sequence_number,
+            timestamp_ms: now,
+            operation: self.operation.name().to_string(),
+            summary,
+            manifests,
+            table_spec_id: Some(md.current_spec_id),
+        });
+        next.current_snapshot_id = Some(self.snapshot_id);
+        next.last_sequence_number = sequence_number;
+        next.last_updated_ms = now;
+        Ok(next)
+    }
+
+    /// The statements committed since the base must leave this change valid.
+    fn check_concurrent(&self, md: &TableMetadata, table: &str) -> Result<()> {
+        let base: BTreeSet<&str> = self
+            .base
+            .and_then(|id| md.snapshot(id))
+            .map(|s| s.manifests.iter().map(|m| m.path.as_str()).collect())
+            .unwrap_or_default();
+        if self.base.is_some() && md.snapshot(self.base.unwrap_or_default()).is_none() {
+            return Err(conflict(table, "the snapshot it read is no longer in the table's history"));
+        }
+        let current: Vec<&ManifestFile> = md
+            .current_snapshot()
+            .map(|s| s.manifests.iter().collect())
+            .unwrap_or_default();
+        let now: BTreeSet<&str> = current.iter().map(|m| m.path.as_str()).collect();
+        if let Some(gone) = self.replaced.iter().find(|p| !now.contains(p.as_str())) {
+            return Err(conflict(
+                table,
+                &format!("another statement removed or rewrote files it read (manifest {gone})"),
+            ));
+        }
+        let appended = current.iter().filter(|m| !base.contains(m.path.as_str()));
+        match &self.scope {
+            ConflictScope::Nothing => Ok(()),
+            ConflictScope::Everything => match appended.clone().next() {
+                Some(_) => Err(conflict(table, "another statement added rows while it ran")),
+                None => Ok(()),
+            },
+            ConflictScope::Matching(predicate) => {
+                for m in appended {
+                    let spec = md.spec(m.spec_id)?;
+                    let bound = spec.partition_spec.bind(&spec.schema)?;
+                    let projected = project_inclusive(predicate, &bound);
+                    if manifest_may_match(&projected, &bound, &m.partitions) {
+                        return Err(conflict(
+                            table,
+                            "another statement added rows its condition may match",
+                        ));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Change {
+    /// Take `files` out of the snapshot: each manifest that lists some of
+    /// them is replaced by one listing the others (no manifest when none
+    /// are left).
+    pub async fn remove_files(
+        &mut self,
+        location: &TableLocation,
+        md: &TableMetadata,
+        snapshot: &Snapshot,
+        files: &[PlannedFile],
+    ) -> Result<()> {
+        let mut by_manifest: BTreeMap<usize, HashSet<&Path>> = BTreeMap::new();
+        for f in files {
+            by_manifest.entry(f.manifest).or_default().insert(&f.path);
+            self.removed_files += 1;
+            self.removed_rows += f.record_count;
+        }
+        for (index, paths) in by_manifest {
+            let Some(manifest) = snapshot.manifests.get(index) else {
+                return crate::format_err!("manifest #{index} is not in snapshot {}", snapshot.snapshot_id);
+            };
+            let spec = md.spec(manifest.spec_id)?;
+            let batch = read_manifest(location, manifest, spec, None).await?;
+            let stored = batch
+                .column_by_name(PATH)
+                .map(|c| c.as_string::<i32>().clone())
+                .ok_or_else(|| Error::Format(format!("manifest {} has no path column", manifest.path)))?;
+            let keep = stored
+                .iter()
+                .map(|p| match p {
+                    Some(p) => location.resolve(p).map(|r| Some(!paths.contains(&r))),
+                    None => Ok(Some(true)),
+                })
+                .collect::<Result<BooleanArray>>()?;
+            let survivors = filter_record_batch(&batch, &keep)?;
+            self.replaced.insert(manifest.path.clone());
+            if survivors.num_rows() > 0 {
+                let rewritten = write_manifest_batch(location, spec, &survivors, self.snapshot_id).await?;
+                self.added.push(rewritten);
+            }
+        }
+        Ok(())
+    }
+
+    /// Add new data files (all written under `spec`) in one manifest.
+    pub async fn add_files(&mut self, location: &TableLocation, spec: &TableSpec, files: &[DataFile]) -> Result<()> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        self.added_files += files.len() as u64;
+        self.added_rows += files.iter().map(|f| f.record_count).sum::<u64>();
+        self.added
+            .push(write_manifest(location, spec, files, self.snapshot_id).await?);
+        Ok(())
+    }
+
+    /// Whether committing would change nothing.
+    pub fn is_empty(&self) -> bool {
+        self.replaced.is_empty() && self.added.is_empty()
+    }
+
+    /// Delete the manifests this change wrote (it was not committed).
+    pub async fn discard(&self, location: &TableLocation) {
+        let paths = self
+            .added
+            .iter()
+            .filter_map(|m| location.resolve(&m.path).ok())
+            .collect();
+        let _ = crate::table::purge::delete_all(location, paths).await;
+    }
+}
+
+fn conflict(table: &str, detail: &str) -> Error {
+    Error::WriteConflict {
+        table: table.to_string(),
+        detail: detail.to_string(),
+    }
+}

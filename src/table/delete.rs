@@ -1,0 +1,102 @@
+//! `DELETE FROM t WHERE …` (and `TRUNCATE t`, a DELETE without condition).
+//!
+//! Files are planned like a scan with the condition, then split:
+//!
+//! | file (after partition and statistics pruning)                | what happens                          |
+//! |--------------------------------------------------------------|----------------------------------------|
+//! | its partition values decide the condition true for every row | dropped from the table, never read    |
+//! | may hold matching rows                                       | rewritten without them (copy-on-write)|
+//! | cannot hold matching rows (pruned)                           | untouched                              |
+//!
+//! A row whose condition is NULL stays, as in SQL. The count is the rows
+//! removed. A concurrent statement that added rows the condition may match
+//! makes this one start over (serializable).
+
+use std::collections::HashSet;
+
+use async_trait::async_trait;
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::prelude::lit;
+
+use crate::error::Result;
+use crate::expr::all_rows_match;
+use crate::provider::HiddenPartitionsTable;
+use crate::provider::planning::source_predicate;
+use crate::store::Versioned;
+use crate::table::Table;
+use crate::table::change::{Change, ConflictScope, Operation};
+use crate::table::retry::{Attempt, WriteStatement};
+use crate::table::rewrite::{Rewritten, rewrite};
+use crate::table::writer::delete_files;
+
+/// `DELETE FROM table WHERE filters` (all rows without filters).
+#[derive(Debug)]
+pub struct Delete {
+    pub table: Table,
+    pub state: SessionState,
+    pub filters: Vec<Expr>,
+}
+
+#[async_trait]
+impl WriteStatement for Delete {
+    fn table(&self) -> &Table {
+        &self.table
+    }
+
+    async fn attempt(&self, base: Versioned) -> Result<Attempt> {
+        let provider = HiddenPartitionsTable::try_new(self.table.clone(), base)?;
+        let md = provider.metadata();
+        let Some(snapshot) = md.current_snapshot() else {
+            return Ok(Attempt::nothing(Operation::Delete));
+        };
+        let plan = provider.plan_files(&self.state, &self.filters).await?;
+        let predicate = source_predicate(&self.filters, &md.current_spec()?.schema);
+        let (mut whole, mut partial) = (Vec::new(), Vec::new());
+        for f in plan.files {
+            let spec = md.spec(f.spec_id)?;
+            let bound = spec.partition_spec.bind(&spec.schema)?;
+            if all_rows_match(&predicate, &bound, &f.partition) {
+                whole.push(f);
+            } else {
+                partial.push(f);
+            }
+        }
+        let rewritten = if partial.is_empty() {
+            Rewritten::default()
+        } else {
+            let keep = conjunction(self.filters.clone()).unwrap_or(lit(true)).is_not_true();
+            let files: HashSet<_> = partial.iter().map(|f| f.path.clone()).collect();
+            rewrite(&self.state, &provider, files, |scan| scan.filter(keep), false).await?
+        };
+        let mut change = Change::new(Operation::Delete, Some(snapshot.snapshot_id));
+        change.scope = ConflictScope::Matching(predicate);
+        let removed: Vec<_> = whole.into_iter().chain(partial).collect();
+        let removed_rows: u64 = removed.iter().map(|f| f.record_count).sum();
+        if removed_rows == rewritten.rows {
+            // Nothing matched: leave the table as it is.
+            delete_files(&self.table.location, &rewritten.files).await;
+            return Ok(Attempt::nothing(Operation::Delete));
+        }
+        let built = async {
+            change
+                .remove_files(&self.table.location, md, snapshot, &removed)
+                .await?;
+            change
+                .add_files(&self.table.location, md.current_spec()?, &rewritten.files)
+                .await
+        }
+        .await;
+        if let Err(e) = built {
+            delete_files(&self.table.location, &rewritten.files).await;
+            change.discard(&self.table.location).await;
+            return Err(e);
+        }
+        Ok(Attempt {
+            change,
+            written: rewritten.files,
+            count: removed_rows - rewritten.rows,
+        })
+    }
+}

@@ -1,0 +1,84 @@
+//! Running a write statement: plan against the latest snapshot, write, commit
+//! — and start over from the new snapshot when a concurrent statement
+//! conflicts (see `table::change`), a few times before giving up.
+
+use async_trait::async_trait;
+
+use crate::error::{Error, Result};
+use crate::manifest::DataFile;
+use crate::store::Versioned;
+use crate::table::Table;
+use crate::table::change::Change;
+use crate::table::writer::delete_files;
+
+/// How many times a statement is attempted before a conflict is reported.
+pub const ATTEMPTS: usize = 4;
+
+/// One attempt's result: the change to commit, the data files it wrote (to
+/// delete if the commit fails), and the statement's row count.
+#[derive(Debug)]
+pub struct Attempt {
+    pub change: Change,
+    pub written: Vec<DataFile>,
+    pub count: u64,
+}
+
+impl Attempt {
+    /// An attempt that changes nothing (e.g. no row matched).
+    pub fn nothing(operation: crate::table::change::Operation) -> Self {
+        Self {
+            change: Change::new(operation, None),
+            written: Vec::new(),
+            count: 0,
+        }
+    }
+}
+
+/// A write statement, re-runnable from any snapshot of its table.
+#[async_trait]
+pub trait WriteStatement: std::fmt::Debug + Send + Sync {
+    /// The table written to (its handle bound to the table's identity).
+    fn table(&self) -> &Table;
+    /// Plan against `base` and write the new files; nothing is committed.
+    async fn attempt(&self, base: Versioned) -> Result<Attempt>;
+    /// Whether a conflict may be resolved by starting over (false when the
+    /// input can only be read once, as an INSERT's).
+    fn retriable(&self) -> bool {
+        true
+    }
+}
+
+/// Run `statement` to its commit; returns its row count.
+pub async fn run(statement: &dyn WriteStatement) -> Result<u64> {
+    let table = statement.table();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let base = table.load_bound().await?;
+        let attempt = statement.attempt(base).await?;
+        if attempt.change.is_empty() {
+            return Ok(attempt.count);
+        }
+        match table.commit_change(&attempt.change).await {
+            Ok(_) => return Ok(attempt.count),
+            Err(e) if e.commit_may_have_happened() => return Err(e),
+            Err(e) => {
+                delete_files(&table.location, &attempt.written).await;
+                attempt.change.discard(&table.location).await;
+                match e {
+                    Error::WriteConflict { table, detail } if statement.retriable() && attempts < ATTEMPTS => {
+                        let _ = (table, detail);
+                        continue;
+                    }
+                    Error::WriteConflict { table, detail } if statement.retriable() => {
+                        return Err(Error::WriteConflict {
+                            table,
+                            detail: format!("{detail} (started over {} times)", ATTEMPTS - 1),
+                        });
+                    }
+                    other => return Err(other),
+                }
+            }
+        }
+    }
+}
