@@ -82,7 +82,9 @@ async fn child(engine: &str, case: &Case, dir: &str) {
 
 fn files_and_bytes(dir: &std::path::Path) -> (u64, u64) {
     let mut out = (0, 0);
-    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -112,7 +114,11 @@ fn run_child(engine: &str, case_index: usize, full: bool) -> (f64, f64, u64, u64
     let mut parts = line.split_whitespace();
     let secs: f64 = parts.next().unwrap().parse().unwrap();
     let kib: f64 = parts.next().unwrap().parse().unwrap();
-    let target = if engine == "insert" { dir.path().join("t/data") } else { dir.path().join("copy") };
+    let target = if engine == "insert" {
+        dir.path().join("t/data")
+    } else {
+        dir.path().join("copy")
+    };
     let (files, bytes) = files_and_bytes(&target);
     (secs, kib / 1024.0, files, bytes)
 }

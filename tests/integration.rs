@@ -361,5 +361,8 @@ async fn write_buffer_size_bounds_buffered_rows() {
     .unwrap();
     assert_eq!(count(&ctx, "SELECT count(*) FROM b").await, 400_000);
     let files = count(&ctx, "SELECT count(*) FROM \"b$files\"").await;
-    assert!(files > 4, "{files} files: the 1 MB buffer should have written partitions out early");
+    assert!(
+        files > 4,
+        "{files} files: the 1 MB buffer should have written partitions out early"
+    );
 }

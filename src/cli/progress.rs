@@ -20,7 +20,10 @@ impl Progress {
     /// Start showing write progress for the statement about to run.
     pub fn start() -> Self {
         if !std::io::stderr().is_terminal() {
-            return Self { bar: None, ticker: None };
+            return Self {
+                bar: None,
+                ticker: None,
+            };
         }
         let p = progress();
         let (rows0, files0, bytes0) = (
@@ -29,7 +32,10 @@ impl Progress {
             p.bytes.load(Ordering::Relaxed),
         );
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
         let shown = bar.clone();
         let ticker = tokio::spawn(async move {
             loop {

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
-use datafusion::execution::SessionState;
 use datafusion::common::stats::Precision;
 use datafusion::common::{ScalarValue, SchemaExt, Statistics, not_impl_err, project_schema};
 use datafusion::datasource::TableType;
@@ -19,6 +18,7 @@ use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::error::Result;
+use datafusion::execution::SessionState;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
@@ -30,12 +30,13 @@ use super::planning::{FilePlan, PlannedFile, plan_files, source_predicate, stats
 use super::scan_exec::{FileInfo, HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
-use crate::table::delete::Delete;
-use crate::table::update::Update;
 use crate::expr::is_exact;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
+use crate::table::delete::Delete;
+use crate::table::merge::Merge;
+use crate::table::update::Update;
 
 #[derive(Debug, Clone)]
 pub struct HiddenPartitionsTable {
@@ -152,16 +153,13 @@ impl HiddenPartitionsTable {
         restricted.only = Some(Arc::new(files));
         restricted
     }
-
 }
 
 /// The session state behind a `&dyn Session` (write statements run plans).
 fn session_state(state: &dyn Session) -> Result<SessionState> {
-    state
-        .as_any()
-        .downcast_ref::<SessionState>()
-        .cloned()
-        .ok_or_else(|| datafusion::error::DataFusionError::Plan("hidden-partitions writes need a DataFusion SessionState".into()))
+    state.as_any().downcast_ref::<SessionState>().cloned().ok_or_else(|| {
+        datafusion::error::DataFusionError::Plan("hidden-partitions writes need a DataFusion SessionState".into())
+    })
 }
 
 /// Column references without their table qualifier: a statement on one
@@ -392,6 +390,40 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
             filters: Vec::new(),
         };
         Ok(Arc::new(WriteExec::new("truncate", Arc::new(statement))))
+    }
+
+    async fn merge_into(
+        &self,
+        state: &dyn Session,
+        source: Arc<dyn ExecutionPlan>,
+        merge_schema: datafusion::common::DFSchemaRef,
+        on: Expr,
+        clauses: Vec<datafusion::logical_expr::dml::MergeIntoClause>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.writable("MERGE INTO")?;
+        let state = session_state(state)?;
+        let width = self.schema.fields().len();
+        let qualifier =
+            |i: usize| {
+                merge_schema.qualified_field(i).0.cloned().ok_or_else(|| {
+                    datafusion::error::DataFusionError::Plan("MERGE INTO: unqualified merge column".into())
+                })
+            };
+        let (target_alias, source_alias) = (qualifier(0)?, qualifier(width)?);
+        // The source is read once: a retry after a conflict sees the same rows.
+        let schema = source.schema();
+        let batches = datafusion::physical_plan::collect(source, state.task_ctx()).await?;
+        let source = Arc::new(datafusion::datasource::MemTable::try_new(schema, vec![batches])?);
+        let statement = Merge {
+            table: self.table.clone(),
+            state,
+            source,
+            target_alias,
+            source_alias,
+            on,
+            clauses,
+        };
+        Ok(Arc::new(WriteExec::new("merge", Arc::new(statement))))
     }
 
     async fn insert_into(

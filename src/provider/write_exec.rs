@@ -56,6 +56,10 @@ impl WriteExec {
     pub fn operation(&self) -> &str {
         self.operation
     }
+
+    pub fn statement(&self) -> &Arc<dyn WriteStatement> {
+        &self.statement
+    }
 }
 
 impl DisplayAs for WriteExec {
@@ -92,7 +96,9 @@ impl ExecutionPlan for WriteExec {
 
     fn apply_expressions(
         &self,
-        _f: &mut dyn FnMut(&Arc<dyn datafusion::physical_expr::PhysicalExpr>) -> Result<datafusion::common::tree_node::TreeNodeRecursion>,
+        _f: &mut dyn FnMut(
+            &Arc<dyn datafusion::physical_expr::PhysicalExpr>,
+        ) -> Result<datafusion::common::tree_node::TreeNodeRecursion>,
     ) -> Result<datafusion::common::tree_node::TreeNodeRecursion> {
         Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
     }
@@ -106,7 +112,10 @@ impl ExecutionPlan for WriteExec {
         let out = Arc::clone(&schema);
         let stream = futures::stream::once(async move {
             let count = run(statement.as_ref()).await?;
-            Ok(RecordBatch::try_new(out, vec![Arc::new(UInt64Array::from(vec![count]))])?)
+            Ok(RecordBatch::try_new(
+                out,
+                vec![Arc::new(UInt64Array::from(vec![count]))],
+            )?)
         });
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
     }

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::manifest::write_manifest;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::planning::SpecFileCount;
+use crate::provider::write_exec::WriteExec;
 use crate::table::writer::{delete_files, write_stream};
 use crate::table::{PartitionChange, PartitionFieldDef, Table, new_snapshot_id, with_appended};
 
@@ -122,6 +123,9 @@ async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<StatementResu
 /// pruning), per scan.
 async fn explain_files(ctx: &SessionContext, query: &str, analyze: bool) -> Result<StatementResult> {
     let plan = ctx.sql(query).await?.create_physical_plan().await?;
+    if let Some(write) = find_write(&plan) {
+        return explain_write_files(write).await;
+    }
     if analyze {
         datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx()).await?;
     }
@@ -161,6 +165,47 @@ async fn explain_files(ctx: &SessionContext, query: &str, analyze: bool) -> Resu
         schema,
         batches: vec![batch],
     })
+}
+
+/// `EXPLAIN FILES` of DELETE / UPDATE / MERGE: per table spec, the files
+/// the statement would read (and rewrite) and those it would drop from the
+/// table without reading, out of all the table's files.
+async fn explain_write_files(write: &WriteExec) -> Result<StatementResult> {
+    let statement = write.statement();
+    let table = statement.table();
+    let provider = crate::provider::HiddenPartitionsTable::try_new(table.clone(), table.load_bound().await?)?;
+    let chosen = statement.choose(&provider).await?;
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("table", DataType::Utf8, false),
+        Field::new("spec_id", DataType::Int32, false),
+        Field::new("files_read", DataType::Utf8, false),
+        Field::new("files_dropped_unread", DataType::Utf8, false),
+    ]));
+    let rows = chosen.per_spec();
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|_| table.name.clone()))),
+            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.0))),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| format!("{}/{}", r.2, r.1)),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| format!("{}/{}", r.3, r.1)),
+            )),
+        ],
+    )?;
+    Ok(StatementResult {
+        schema,
+        batches: vec![batch],
+    })
+}
+
+fn find_write(plan: &Arc<dyn ExecutionPlan>) -> Option<&WriteExec> {
+    if let Some(w) = plan.downcast_ref::<WriteExec>() {
+        return Some(w);
+    }
+    plan.children().into_iter().find_map(find_write)
 }
 
 type ScanReport = (String, Vec<SpecFileCount>, Option<usize>);

@@ -156,7 +156,10 @@ impl Change {
             .map(|s| s.manifests.iter().map(|m| m.path.as_str()).collect())
             .unwrap_or_default();
         if self.base.is_some() && md.snapshot(self.base.unwrap_or_default()).is_none() {
-            return Err(conflict(table, "the snapshot it read is no longer in the table's history"));
+            return Err(conflict(
+                table,
+                "the snapshot it read is no longer in the table's history",
+            ));
         }
         let current: Vec<&ManifestFile> = md
             .current_snapshot()
@@ -182,10 +185,7 @@ impl Change {
                     let bound = spec.partition_spec.bind(&spec.schema)?;
                     let projected = project_inclusive(predicate, &bound);
                     if manifest_may_match(&projected, &bound, &m.partitions) {
-                        return Err(conflict(
-                            table,
-                            "another statement added rows its condition may match",
-                        ));
+                        return Err(conflict(table, "another statement added rows its condition may match"));
                     }
                 }
                 Ok(())

@@ -27,8 +27,8 @@ use crate::provider::planning::source_predicate;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
-use crate::table::retry::{Attempt, WriteStatement};
-use crate::table::rewrite::{Rewritten, rewrite};
+use crate::table::retry::{Attempt, Chosen, WriteStatement};
+use crate::table::rewrite::{Rewritten, as_is, rewrite};
 use crate::table::writer::delete_files;
 
 /// `DELETE FROM table WHERE filters` (all rows without filters).
@@ -45,30 +45,44 @@ impl WriteStatement for Delete {
         &self.table
     }
 
+    async fn choose(&self, provider: &HiddenPartitionsTable) -> Result<Chosen> {
+        let md = provider.metadata();
+        let plan = provider.plan_files(&self.state, &self.filters).await?;
+        let predicate = source_predicate(&self.filters, &md.current_spec()?.schema);
+        let mut chosen = Chosen {
+            counts: plan.counts,
+            ..Default::default()
+        };
+        for f in plan.files {
+            let spec = md.spec(f.spec_id)?;
+            let bound = spec.partition_spec.bind(&spec.schema)?;
+            if all_rows_match(&predicate, &bound, &f.partition) {
+                chosen.dropped.push(f);
+            } else {
+                chosen.read.push(f);
+            }
+        }
+        Ok(chosen)
+    }
+
     async fn attempt(&self, base: Versioned) -> Result<Attempt> {
         let provider = HiddenPartitionsTable::try_new(self.table.clone(), base)?;
         let md = provider.metadata();
         let Some(snapshot) = md.current_snapshot() else {
             return Ok(Attempt::nothing(Operation::Delete));
         };
-        let plan = provider.plan_files(&self.state, &self.filters).await?;
         let predicate = source_predicate(&self.filters, &md.current_spec()?.schema);
-        let (mut whole, mut partial) = (Vec::new(), Vec::new());
-        for f in plan.files {
-            let spec = md.spec(f.spec_id)?;
-            let bound = spec.partition_spec.bind(&spec.schema)?;
-            if all_rows_match(&predicate, &bound, &f.partition) {
-                whole.push(f);
-            } else {
-                partial.push(f);
-            }
-        }
+        let Chosen {
+            read: partial,
+            dropped: whole,
+            ..
+        } = self.choose(&provider).await?;
         let rewritten = if partial.is_empty() {
             Rewritten::default()
         } else {
             let keep = conjunction(self.filters.clone()).unwrap_or(lit(true)).is_not_true();
             let files: HashSet<_> = partial.iter().map(|f| f.path.clone()).collect();
-            rewrite(&self.state, &provider, files, |scan| scan.filter(keep), false).await?
+            rewrite(&self.state, &provider, files, |scan| scan.filter(keep), as_is()).await?
         };
         let mut change = Change::new(Operation::Delete, Some(snapshot.snapshot_id));
         change.scope = ConflictScope::Matching(predicate);

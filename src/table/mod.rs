@@ -8,6 +8,7 @@
 pub mod change;
 pub mod delete;
 pub mod evolve;
+pub mod merge;
 pub mod orphans;
 pub mod purge;
 pub mod retry;

@@ -6,6 +6,8 @@ use async_trait::async_trait;
 
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
+use crate::provider::HiddenPartitionsTable;
+use crate::provider::planning::{PlannedFile, SpecFileCount};
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::Change;
@@ -34,11 +36,38 @@ impl Attempt {
     }
 }
 
+/// The data files a statement reads (and rewrites) and those it drops from
+/// the table without reading, as planned against one snapshot.
+#[derive(Debug, Default)]
+pub struct Chosen {
+    /// Files per spec before and after pruning (as a scan reports them).
+    pub counts: Vec<SpecFileCount>,
+    pub read: Vec<PlannedFile>,
+    pub dropped: Vec<PlannedFile>,
+}
+
+impl Chosen {
+    /// Per table spec with files: (spec id, total, read, dropped unread).
+    pub fn per_spec(&self) -> Vec<(i32, usize, usize, usize)> {
+        self.counts
+            .iter()
+            .filter(|c| c.total > 0)
+            .map(|c| {
+                let n = |files: &[PlannedFile]| files.iter().filter(|f| f.spec_id == c.spec_id).count();
+                (c.spec_id, c.total, n(&self.read), n(&self.dropped))
+            })
+            .collect()
+    }
+}
+
 /// A write statement, re-runnable from any snapshot of its table.
 #[async_trait]
 pub trait WriteStatement: std::fmt::Debug + Send + Sync {
     /// The table written to (its handle bound to the table's identity).
     fn table(&self) -> &Table;
+    /// The files a run against `table` (a snapshot of this statement's
+    /// table) would read and drop (`EXPLAIN FILES` shows them).
+    async fn choose(&self, table: &HiddenPartitionsTable) -> Result<Chosen>;
     /// Plan against `base` and write the new files; nothing is committed.
     async fn attempt(&self, base: Versioned) -> Result<Attempt>;
     /// Whether a conflict may be resolved by starting over (false when the

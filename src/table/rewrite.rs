@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use datafusion::arrow::array::AsArray;
+use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::datasource::provider_as_source;
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::LogicalPlanBuilder;
@@ -32,7 +32,7 @@ use crate::manifest::DataFile;
 use crate::provider::HiddenPartitionsTable;
 use crate::table::writer::write_stream;
 
-/// Name of the flag column a shape may append to count matched rows.
+/// Name of the flag column an UPDATE appends to count matched rows.
 pub const MATCHED: &str = "__hp_matched";
 
 /// What a rewrite wrote.
@@ -40,46 +40,63 @@ pub const MATCHED: &str = "__hp_matched";
 pub struct Rewritten {
     pub files: Vec<DataFile>,
     pub rows: u64,
-    /// Rows whose [`MATCHED`] flag was true (when the shape added one).
-    pub matched: u64,
+    /// The statement's count, as [`Post`] reported it batch by batch.
+    pub counted: u64,
 }
 
-/// Read `files` of `table`, shape the plan, write its rows as new files.
-/// With `counts_matched`, the shaped plan's last column is the boolean
-/// [`MATCHED`] flag: it is counted and not written.
+/// Turns each batch of the shaped plan into the rows to write (in the
+/// table's schema) and a count (e.g. rows matched).
+pub type Post = Box<dyn FnMut(RecordBatch) -> datafusion::error::Result<(RecordBatch, u64)> + Send>;
+
+/// Rows as they come, counting nothing.
+pub fn as_is() -> Post {
+    Box::new(|batch| Ok((batch, 0)))
+}
+
+/// Count the trues of the last column (a [`MATCHED`] flag) and drop it.
+pub fn count_last_flag() -> Post {
+    Box::new(|batch| {
+        let n = batch.num_columns();
+        let flags = batch.column(n - 1).as_boolean();
+        let count = flags.true_count() as u64;
+        let keep: Vec<usize> = (0..n - 1).collect();
+        Ok((batch.project(&keep)?, count))
+    })
+}
+
+/// Read `files` of `table`, shape the plan, pass each batch through `post`,
+/// and write the resulting rows (the table's columns) as new files.
 pub async fn rewrite(
     state: &SessionState,
     table: &HiddenPartitionsTable,
     files: HashSet<Path>,
     shape: impl FnOnce(LogicalPlanBuilder) -> datafusion::error::Result<LogicalPlanBuilder>,
-    counts_matched: bool,
+    mut post: Post,
 ) -> Result<Rewritten> {
     let restricted = table.restricted_to(files);
-    let scan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(Arc::new(restricted)), None)?;
+    let scan = LogicalPlanBuilder::scan(
+        table.table().name.clone(),
+        provider_as_source(Arc::new(restricted)),
+        None,
+    )?;
     let plan = shape(scan)?.build()?;
     let physical = state.create_physical_plan(&plan).await?;
     let task = state.task_ctx();
-    let mut stream = execute_stream(physical, Arc::clone(&task))?;
-    let matched = Arc::new(AtomicU64::new(0));
-    if counts_matched {
-        let schema = stream.schema();
-        let keep: Vec<usize> = (0..schema.fields().len().saturating_sub(1)).collect();
-        let projected = Arc::new(schema.project(&keep)?);
-        let counter = Arc::clone(&matched);
-        let mapped = stream.map(move |batch| {
-            let batch = batch?;
-            let flags = batch.column(batch.num_columns() - 1).as_boolean();
-            counter.fetch_add(flags.true_count() as u64, Ordering::Relaxed);
-            Ok(batch.project(&keep)?)
-        });
-        stream = Box::pin(RecordBatchStreamAdapter::new(projected, mapped));
-    }
+    let stream = execute_stream(physical, Arc::clone(&task))?;
+    let counted = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&counted);
+    let mapped = stream.map(move |batch| {
+        let (batch, n) = post(batch?)?;
+        counter.fetch_add(n, Ordering::Relaxed);
+        Ok(batch)
+    });
+    let stream = Box::pin(RecordBatchStreamAdapter::new(table.arrow_schema(), mapped));
     let spec = table.metadata().current_spec()?.clone();
     let options = crate::config::write_options(&task);
     let (files, rows) = write_stream(&table.table().location, &spec, stream, options).await?;
     Ok(Rewritten {
         files,
         rows,
-        matched: matched.load(Ordering::Relaxed),
+        counted: counted.load(Ordering::Relaxed),
     })
 }

@@ -25,8 +25,8 @@ use crate::provider::planning::source_predicate;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
-use crate::table::retry::{Attempt, WriteStatement};
-use crate::table::rewrite::{MATCHED, rewrite};
+use crate::table::retry::{Attempt, Chosen, WriteStatement};
+use crate::table::rewrite::{MATCHED, count_last_flag, rewrite};
 use crate::table::writer::delete_files;
 
 /// `UPDATE table SET assignments WHERE filters`.
@@ -44,6 +44,15 @@ impl WriteStatement for Update {
         &self.table
     }
 
+    async fn choose(&self, provider: &HiddenPartitionsTable) -> Result<Chosen> {
+        let plan = provider.plan_files(&self.state, &self.filters).await?;
+        Ok(Chosen {
+            counts: plan.counts,
+            read: plan.files,
+            dropped: Vec::new(),
+        })
+    }
+
     async fn attempt(&self, base: Versioned) -> Result<Attempt> {
         let provider = HiddenPartitionsTable::try_new(self.table.clone(), base)?;
         let md = provider.metadata();
@@ -59,12 +68,12 @@ impl WriteStatement for Update {
         let Some(snapshot) = md.current_snapshot() else {
             return Ok(Attempt::nothing(Operation::Update));
         };
-        let plan = provider.plan_files(&self.state, &self.filters).await?;
-        if plan.files.is_empty() {
+        let chosen = self.choose(&provider).await?;
+        if chosen.read.is_empty() {
             return Ok(Attempt::nothing(Operation::Update));
         }
         let matched = conjunction(self.filters.clone()).unwrap_or(lit(true)).is_true();
-        let files: HashSet<_> = plan.files.iter().map(|f| f.path.clone()).collect();
+        let files: HashSet<_> = chosen.read.iter().map(|f| f.path.clone()).collect();
         let table_name = self.table.name.clone();
         let assignments = self.assignments.clone();
         let rewritten = rewrite(
@@ -89,19 +98,15 @@ impl WriteStatement for Update {
                         );
                     }
                     let value = cast(value.clone(), field.data_type().clone());
-                    columns.push(
-                        when(matched.clone(), value)
-                            .otherwise(current)?
-                            .alias(field.name()),
-                    );
+                    columns.push(when(matched.clone(), value).otherwise(current)?.alias(field.name()));
                 }
                 columns.push(matched.clone().alias(MATCHED));
                 scan.project(columns)
             },
-            true,
+            count_last_flag(),
         )
         .await?;
-        if rewritten.matched == 0 {
+        if rewritten.counted == 0 {
             delete_files(&self.table.location, &rewritten.files).await;
             return Ok(Attempt::nothing(Operation::Update));
         }
@@ -109,7 +114,7 @@ impl WriteStatement for Update {
         change.scope = ConflictScope::Matching(source_predicate(&self.filters, &md.current_spec()?.schema));
         let built = async {
             change
-                .remove_files(&self.table.location, md, snapshot, &plan.files)
+                .remove_files(&self.table.location, md, snapshot, &chosen.read)
                 .await?;
             change
                 .add_files(&self.table.location, md.current_spec()?, &rewritten.files)
@@ -124,7 +129,7 @@ impl WriteStatement for Update {
         Ok(Attempt {
             change,
             written: rewritten.files,
-            count: rewritten.matched,
+            count: rewritten.counted,
         })
     }
 }

@@ -232,7 +232,8 @@ impl PartitionedWriter {
         for (g, key) in keys.iter().enumerate() {
             let (start, len) = (starts[g], starts[g + 1] - starts[g]);
             let slice = sorted.slice(start, len);
-            self.append(key, &partition_arrays, firsts[g], slice, per_row * len).await?;
+            self.append(key, &partition_arrays, firsts[g], slice, per_row * len)
+                .await?;
         }
         Ok(())
     }
@@ -294,7 +295,14 @@ impl PartitionedWriter {
     }
 
     /// Buffer `rows` (about `bytes` of memory) for the partition `key`.
-    async fn append(&mut self, key: &[u8], arrays: &[ArrayRef], first: usize, rows: RecordBatch, bytes: usize) -> Result<()> {
+    async fn append(
+        &mut self,
+        key: &[u8],
+        arrays: &[ArrayRef],
+        first: usize,
+        rows: RecordBatch,
+        bytes: usize,
+    ) -> Result<()> {
         progress().rows.fetch_add(rows.num_rows() as u64, Ordering::Relaxed);
         if !self.buffers.contains_key(key) {
             let pkey = Arc::new(self.partition_key(arrays, first)?);
