@@ -4,6 +4,7 @@
 //! | option                                     | default | meaning                                              |
 //! |--------------------------------------------|---------|------------------------------------------------------|
 //! | `hidden_partitions.allow_non_empty_location` | `false` | let `CREATE TABLE … LOCATION` use a directory that already holds other files |
+//! | `hidden_partitions.partition_overwrite_mode` | `static` | `INSERT OVERWRITE` replaces the whole table (`static`) or only the partitions its rows fall into (`dynamic`) |
 //! | `hidden_partitions.write_buffer_size`      | 256 MiB | rows an INSERT buffers before writing out the largest partitions (also bounded by `datafusion.runtime.memory_limit`) |
 
 use datafusion::common::config::ConfigExtension;
@@ -21,6 +22,9 @@ extensions_options! {
         /// being encoded) before it writes out the largest partitions as
         /// files; the session's memory pool may grant less.
         pub write_buffer_size: usize, default = crate::table::writer::DEFAULT_WRITE_BUFFER
+        /// `static`: INSERT OVERWRITE replaces the whole table; `dynamic`:
+        /// only the partitions (of the current spec) its rows fall into.
+        pub partition_overwrite_mode: String, default = "static".to_string()
     }
 }
 

@@ -49,6 +49,14 @@ pub fn install_physical_rule(ctx: &SessionContext) {
     if extensions.get::<HiddenPartitionsOptions>().is_none() {
         extensions.insert(HiddenPartitionsOptions::default());
     }
+    if !guard
+        .analyzer()
+        .rules
+        .iter()
+        .any(|r| r.name() == crate::optimizer::DML_CHECK_NAME)
+    {
+        guard.add_analyzer_rule(Arc::new(crate::optimizer::DmlSubqueryCheck));
+    }
     if guard
         .physical_optimizers()
         .iter()
@@ -69,6 +77,7 @@ pub fn install_physical_rule(ctx: &SessionContext) {
 pub fn with_hidden_partitions(builder: SessionStateBuilder) -> SessionStateBuilder {
     builder
         .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
+        .with_analyzer_rule(Arc::new(crate::optimizer::DmlSubqueryCheck))
         .with_type_planner(Arc::new(crate::variant::VariantTypePlanner))
 }
 

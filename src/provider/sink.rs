@@ -14,7 +14,9 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 
 use crate::spec::TableSpec;
+use crate::store::Versioned;
 use crate::table::Table;
+use crate::table::overwrite::{OverwriteMode, commit_overwrite};
 use crate::table::writer::{delete_files, write_stream};
 
 #[derive(Debug)]
@@ -22,11 +24,24 @@ pub struct HiddenPartitionsSink {
     table: Table,
     spec: TableSpec,
     schema: SchemaRef,
+    /// `None`: append; `Some(base)`: overwrite what the statement read.
+    overwrite: Option<Versioned>,
 }
 
 impl HiddenPartitionsSink {
     pub fn new(table: Table, spec: TableSpec, schema: SchemaRef) -> Self {
-        Self { table, spec, schema }
+        Self {
+            table,
+            spec,
+            schema,
+            overwrite: None,
+        }
+    }
+
+    /// An INSERT OVERWRITE of the table as of `base`.
+    pub fn overwrite(mut self, base: Versioned) -> Self {
+        self.overwrite = Some(base);
+        self
     }
 }
 
@@ -34,8 +49,10 @@ impl DisplayAs for HiddenPartitionsSink {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
-            "HiddenPartitionsSink: table={}, spec={}",
-            self.table.name, self.spec.spec_id
+            "HiddenPartitionsSink: table={}, spec={}{}",
+            self.table.name,
+            self.spec.spec_id,
+            if self.overwrite.is_some() { ", overwrite" } else { "" }
         )
     }
 }
@@ -48,8 +65,25 @@ impl DataSink for HiddenPartitionsSink {
 
     async fn write_all(&self, data: SendableRecordBatchStream, context: &Arc<TaskContext>) -> Result<u64> {
         let options = crate::config::write_options(context);
+        let mode = match &self.overwrite {
+            Some(_) => {
+                let ours = context
+                    .session_config()
+                    .options()
+                    .extensions
+                    .get::<crate::config::HiddenPartitionsOptions>()
+                    .cloned()
+                    .unwrap_or_default();
+                Some(OverwriteMode::parse(&ours.partition_overwrite_mode)?)
+            }
+            None => None,
+        };
         let (files, rows) = write_stream(&self.table.location, &self.spec, data, options).await?;
-        if let Err(e) = self.table.append(&self.spec, files.clone()).await {
+        let committed = match (&self.overwrite, mode) {
+            (Some(base), Some(mode)) => commit_overwrite(&self.table, base, &self.spec, &files, mode).await,
+            _ => self.table.append(&self.spec, files.clone()).await.map(|_| ()),
+        };
+        if let Err(e) = committed {
             if !e.commit_may_have_happened() {
                 delete_files(&self.table.location, &files).await;
             }

@@ -432,21 +432,20 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        if self.as_of.is_some() {
-            return not_impl_err!(
-                "table {} is read as of a snapshot; write to the table itself",
-                self.table.name
-            );
-        }
-        if insert_op != InsertOp::Append {
-            return not_impl_err!(
-                "{insert_op} is not supported for table {}; only INSERT INTO (append) is",
-                self.table.name
-            );
-        }
+        self.writable("INSERT")?;
         self.schema.logically_equivalent_names_and_types(&input.schema())?;
         let spec = self.version.metadata.current_spec()?.clone();
         let sink = HiddenPartitionsSink::new(self.table.clone(), spec, Arc::clone(&self.schema));
+        let sink = match insert_op {
+            InsertOp::Append => sink,
+            InsertOp::Overwrite => sink.overwrite(self.version.clone()),
+            InsertOp::Replace => {
+                return not_impl_err!(
+                    "REPLACE INTO is not supported for table {}; use INSERT OVERWRITE or MERGE INTO",
+                    self.table.name
+                );
+            }
+        };
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
 }

@@ -68,6 +68,9 @@ pub enum ConflictScope {
     Matching(Predicate),
     /// Any does (an overwrite of the whole table).
     Everything,
+    /// Those of spec `spec_id` whose manifest summaries may hold one of the
+    /// partitions `predicate` (on partition field ids) describes.
+    Partitions { spec_id: i32, predicate: Predicate },
 }
 
 /// The commit of one write statement.
@@ -179,6 +182,19 @@ impl Change {
                 Some(_) => Err(conflict(table, "another statement added rows while it ran")),
                 None => Ok(()),
             },
+            ConflictScope::Partitions { spec_id, predicate } => {
+                for m in appended.filter(|m| m.spec_id == *spec_id) {
+                    let spec = md.spec(m.spec_id)?;
+                    let bound = spec.partition_spec.bind(&spec.schema)?;
+                    if manifest_may_match(predicate, &bound, &m.partitions) {
+                        return Err(conflict(
+                            table,
+                            "another statement added rows to partitions it overwrites",
+                        ));
+                    }
+                }
+                Ok(())
+            }
             ConflictScope::Matching(predicate) => {
                 for m in appended {
                     let spec = md.spec(m.spec_id)?;

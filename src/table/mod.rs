@@ -10,6 +10,7 @@ pub mod delete;
 pub mod evolve;
 pub mod merge;
 pub mod orphans;
+pub mod overwrite;
 pub mod purge;
 pub mod retry;
 pub mod rewrite;
