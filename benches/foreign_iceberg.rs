@@ -224,7 +224,7 @@ fn main() {
         if full {
             match pyiceberg_plan(&dir, &day) {
                 Some((s, n)) => println!(
-                    "  pyiceberg plan_files            {:>9.2} ms  ({n} files)  ours cold is {:.1}x faster",
+                    "  pyiceberg plan_files            {:>9.2} ms  ({n} files)  pyiceberg / ours cold = {:.2}",
                     s * 1e3,
                     s / cold
                 ),
