@@ -7,13 +7,15 @@
 //!
 //! Layers, top to bottom (see `docs/ARCHITECTURE.md`):
 //! [`sql`] → [`catalog`] → [`provider`] → [`expr`] → [`manifest`] →
-//! [`table`] / [`spec`] / [`transform`] / [`values`] → [`store`].
+//! [`table`] / [`spec`] / [`transform`] / [`values`] → [`store`];
+//! [`formats`] reads Iceberg and Delta tables into [`manifest`]'s shape.
 
 pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod error;
 pub mod expr;
+pub mod formats;
 pub mod functions;
 pub mod manifest;
 pub mod optimizer;

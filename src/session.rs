@@ -64,21 +64,31 @@ pub fn install_physical_rule(ctx: &SessionContext) {
     {
         return;
     }
-    let rebuilt = SessionStateBuilder::new_from_existing(guard.clone())
+    let mut rebuilt = SessionStateBuilder::new_from_existing(guard.clone())
         .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
         .build();
+    crate::formats::register_factories(&mut rebuilt);
     *guard = rebuilt;
 }
 
 /// Add this crate's pieces that a `SessionStateBuilder` can carry: the
-/// physical optimizer rule and the `VARIANT` type planner. The warehouse and
+/// physical optimizer rule, the `VARIANT` type planner and the `ICEBERG` /
+/// `DELTA` table factories. The warehouse and
 /// the SQL functions are registered on the built context with
 /// [`SessionContextExt::register_warehouse`].
 pub fn with_hidden_partitions(builder: SessionStateBuilder) -> SessionStateBuilder {
-    builder
+    let mut builder = builder
         .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
         .with_analyzer_rule(Arc::new(crate::optimizer::DmlSubqueryCheck))
-        .with_type_planner(Arc::new(crate::variant::VariantTypePlanner))
+        .with_type_planner(Arc::new(crate::variant::VariantTypePlanner));
+    // `CREATE EXTERNAL TABLE … STORED AS ICEBERG | DELTA`.
+    for format in [crate::formats::Format::Iceberg, crate::formats::Format::Delta] {
+        builder = builder.with_table_factory(
+            format.name().to_string(),
+            Arc::new(crate::formats::ForeignTableFactory::new(format)),
+        );
+    }
+    builder
 }
 
 #[async_trait]

@@ -1,6 +1,9 @@
-//! Random sequences of inserts, partition evolution and schema evolution; after
-//! every step, queries over the evolved table must return exactly what the same
-//! rows held in a plain in-memory table return.
+//! Random sequences of inserts, partition evolution, schema evolution and
+//! row-level writes (DELETE, UPDATE, MERGE, INSERT OVERWRITE) and
+//! maintenance (optimize, expire_snapshots); after every step, queries over
+//! the table must return exactly what the same rows held in a plain
+//! in-memory table return. The model applies each statement to its own rows
+//! in Rust (SQL semantics: a NULL condition changes nothing).
 
 use std::sync::Arc;
 
@@ -36,6 +39,17 @@ enum Op {
     AddColumn(bool),
     Rename(usize),
     Drop(usize),
+    /// DELETE WHERE col = v (text) or col >= v (others).
+    Delete(usize, i64),
+    /// UPDATE SET target = v2 WHERE cond-col = / >= v.
+    Update(usize, usize, i64, i64),
+    /// MERGE with these keys on the first BIGINT column: matched rows get
+    /// +100, unmatched keys are inserted (other columns NULL).
+    Merge(Vec<i64>),
+    /// INSERT OVERWRITE (static) with these rows.
+    Overwrite(Vec<(u64, Option<i64>)>),
+    Optimize,
+    Expire,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -46,6 +60,12 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<bool>().prop_map(Op::AddColumn),
         1 => (0usize..8).prop_map(Op::Rename),
         1 => (0usize..8).prop_map(Op::Drop),
+        2 => (0usize..8, -30i64..30).prop_map(|(c, v)| Op::Delete(c, v)),
+        2 => (0usize..8, 0usize..8, -30i64..30, -30i64..30).prop_map(|(t, c, v, w)| Op::Update(t, c, v, w)),
+        1 => proptest::collection::btree_set(-30i64..30, 1..4).prop_map(|k| Op::Merge(k.into_iter().collect())),
+        1 => proptest::collection::vec((any::<u64>(), proptest::option::weighted(0.85, -30i64..30)), 0..6).prop_map(Op::Overwrite),
+        1 => Just(Op::Optimize),
+        1 => Just(Op::Expire),
     ]
 }
 
@@ -69,6 +89,57 @@ fn literal(kind: Kind, v: i64) -> String {
             format!("TIMESTAMP '{}'", t.format("%Y-%m-%d %H:%M:%S"))
         }
     }
+}
+
+/// The value a code stands for, as far as comparisons go.
+fn canon(kind: Kind, v: i64) -> i64 {
+    match kind {
+        Kind::Text => (v.unsigned_abs() as usize % WORDS.len()) as i64,
+        _ => v,
+    }
+}
+
+/// The SQL condition on `c` and whether a stored value satisfies it (None:
+/// NULL, the condition is not true).
+fn condition(c: &Col, v: i64) -> (String, Box<dyn Fn(Option<i64>) -> bool>) {
+    let q = format!("\"{}\"", c.name);
+    let kind = c.kind;
+    match kind {
+        Kind::Text => (
+            format!("{q} = {}", literal(kind, v)),
+            Box::new(move |x: Option<i64>| {
+                x.is_some_and(|x| WORDS[canon(kind, x) as usize] == WORDS[canon(kind, v) as usize])
+            }),
+        ),
+        _ => (
+            format!("{q} >= {}", literal(kind, v)),
+            Box::new(move |x: Option<i64>| x.is_some_and(|x| x >= v)),
+        ),
+    }
+}
+
+/// Append rows (one value per column, derived from a seed) to the model and
+/// return them as SQL tuples.
+fn new_rows(cols: &mut [Col], rows: &[(u64, Option<i64>)]) -> Vec<String> {
+    let mut tuples = Vec::new();
+    for (seed, v) in rows {
+        let vals: Vec<Option<i64>> = (0..cols.len())
+            .map(|i| v.map(|x| x + ((seed >> (i * 5)) % 7) as i64 - 3))
+            .collect();
+        let sql: Vec<String> = cols
+            .iter()
+            .zip(&vals)
+            .map(|(c, v)| match v {
+                Some(x) => literal(c.kind, *x),
+                None => "NULL".into(),
+            })
+            .collect();
+        tuples.push(format!("({})", sql.join(", ")));
+        for (c, v) in cols.iter_mut().zip(vals) {
+            c.values.push(v);
+        }
+    }
+    tuples
 }
 
 fn reference(cols: &[Col]) -> RecordBatch {
@@ -189,27 +260,97 @@ fn run(ops: Vec<Op>, probe: i64) {
         for (step, op) in ops.into_iter().enumerate() {
             match op {
                 Op::Insert(rows) => {
-                    let mut tuples = Vec::new();
-                    for (seed, v) in &rows {
-                        let vals: Vec<Option<i64>> = (0..cols.len())
-                            .map(|i| v.map(|x| x + ((seed >> (i * 5)) % 7) as i64 - 3))
-                            .collect();
-                        let sql: Vec<String> = cols
-                            .iter()
-                            .zip(&vals)
-                            .map(|(c, v)| match v {
-                                Some(x) => literal(c.kind, *x),
-                                None => "NULL".into(),
-                            })
-                            .collect();
-                        tuples.push(format!("({})", sql.join(", ")));
-                        for (c, v) in cols.iter_mut().zip(vals) {
-                            c.values.push(v);
-                        }
-                    }
+                    let tuples = new_rows(&mut cols, &rows);
                     execute_sql(&ctx, &format!("INSERT INTO t VALUES {}", tuples.join(", ")))
                         .await
                         .unwrap();
+                }
+                Op::Delete(c, v) => {
+                    let col = &cols[c % cols.len()];
+                    let (sql, holds) = condition(col, v);
+                    execute_sql(&ctx, &format!("DELETE FROM t WHERE {sql}")).await.unwrap();
+                    let keep: Vec<bool> = col.values.iter().map(|x| !holds(*x)).collect();
+                    for col in cols.iter_mut() {
+                        let mut i = 0;
+                        col.values.retain(|_| {
+                            i += 1;
+                            keep[i - 1]
+                        });
+                    }
+                }
+                Op::Update(target, c, v, w) => {
+                    let (ti, ci) = (target % cols.len(), c % cols.len());
+                    let (sql, holds) = condition(&cols[ci], v);
+                    let value = literal(cols[ti].kind, w);
+                    execute_sql(
+                        &ctx,
+                        &format!("UPDATE t SET \"{}\" = {value} WHERE {sql}", cols[ti].name),
+                    )
+                    .await
+                    .unwrap();
+                    let hit: Vec<bool> = cols[ci].values.iter().map(|x| holds(*x)).collect();
+                    for (x, h) in cols[ti].values.iter_mut().zip(hit) {
+                        if h {
+                            *x = Some(w);
+                        }
+                    }
+                }
+                Op::Merge(keys) => {
+                    let Some(ki) = cols.iter().position(|c| c.kind == Kind::Long) else {
+                        continue;
+                    };
+                    let name = cols[ki].name.clone();
+                    let source: Vec<String> = keys.iter().map(|k| format!("({k})")).collect();
+                    execute_sql(
+                        &ctx,
+                        &format!(
+                            "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS v(k)) s ON t.\"{name}\" = s.k
+                             WHEN MATCHED THEN UPDATE SET \"{name}\" = t.\"{name}\" + 100
+                             WHEN NOT MATCHED THEN INSERT (\"{name}\") VALUES (s.k)",
+                            source.join(", ")
+                        ),
+                    )
+                    .await
+                    .unwrap();
+                    let present: Vec<i64> = cols[ki].values.iter().flatten().copied().collect();
+                    for x in cols[ki].values.iter_mut() {
+                        if let Some(v) = x
+                            && keys.contains(v)
+                        {
+                            *v += 100;
+                        }
+                    }
+                    for k in &keys {
+                        if !present.contains(k) {
+                            for (i, c) in cols.iter_mut().enumerate() {
+                                c.values.push(if i == ki { Some(*k) } else { None });
+                            }
+                        }
+                    }
+                }
+                Op::Overwrite(rows) => {
+                    for c in cols.iter_mut() {
+                        c.values.clear();
+                    }
+                    let tuples = new_rows(&mut cols, &rows);
+                    let sql = if tuples.is_empty() {
+                        let nulls: Vec<String> = (0..cols.len()).map(|i| format!("NULL AS n{i}")).collect();
+                        format!("INSERT OVERWRITE t SELECT {} WHERE false", nulls.join(", "))
+                    } else {
+                        format!("INSERT OVERWRITE t VALUES {}", tuples.join(", "))
+                    };
+                    execute_sql(&ctx, &sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+                }
+                Op::Optimize => {
+                    execute_sql(&ctx, "ALTER TABLE t EXECUTE optimize").await.unwrap();
+                }
+                Op::Expire => {
+                    execute_sql(
+                        &ctx,
+                        "ALTER TABLE t EXECUTE expire_snapshots(retention_threshold => '0s')",
+                    )
+                    .await
+                    .unwrap();
                 }
                 Op::AddPartition(c, tr) => {
                     let col = &cols[c % cols.len()];

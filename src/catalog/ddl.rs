@@ -243,6 +243,14 @@ impl WarehouseSchema {
     pub async fn drop_table(&self, name: &str, purge_files: bool) -> Result<bool> {
         if self.has_other(name) {
             use datafusion::catalog::SchemaProvider;
+            if purge_files && let Some(t) = self.table(name).await? {
+                if let Some(f) = crate::formats::as_foreign(&t) {
+                    return crate::invalid!(
+                        "DROP TABLE {name} PURGE: {name} is {} table, which hidden-partitions reads but never deletes; use DROP TABLE {name} to unregister it",
+                        crate::formats::a_format(f.format())
+                    );
+                }
+            }
             self.deregister_table(name)?;
             return Ok(true);
         }

@@ -94,6 +94,14 @@ impl WarehouseSchema {
         if check_table_name(name).is_err() {
             return Ok(None);
         }
+        if let Some(t) = self.others.read().ok().and_then(|o| o.get(name).cloned())
+            && let Some(f) = crate::formats::as_foreign(&t)
+        {
+            return Err(Error::Invalid(format!(
+                "{name} is {} table, which hidden-partitions reads but does not change",
+                crate::formats::a_format(f.format())
+            )));
+        }
         // A name this session saw as a live warehouse table stays one until
         // its chain ends (a tombstone): then look for a link again. (A link
         // can change without the linked table ending, so links are always
@@ -163,6 +171,13 @@ impl SchemaProvider for WarehouseSchema {
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         if let Some(t) = self.others.read().ok().and_then(|o| o.get(name).cloned()) {
             return Ok(Some(t));
+        }
+        // "t$files" / "t@<snapshot>" of an Iceberg or Delta table registered here.
+        if let Some(i) = name.find(['@', '$'])
+            && let Some(base) = self.others.read().ok().and_then(|o| o.get(&name[..i]).cloned())
+            && let Some(found) = crate::formats::foreign_lookup(&base, name).await?
+        {
+            return Ok(Some(found));
         }
         if let Some((table, selector)) = name.split_once('@') {
             let Some(t) = self.load_table(table).await? else {

@@ -69,7 +69,7 @@ pub async fn write_manifest_batch(
 }
 
 /// Per partition field: nulls present, and lower/upper bounds as serialized values.
-fn summarize(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<FieldSummary>> {
+pub(crate) fn summarize(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<FieldSummary>> {
     let n = spec.partition_spec.fields.len();
     let mut out = Vec::with_capacity(n);
     let partition = batch.column_by_name(PARTITION).map(|c| c.as_struct().clone());
@@ -141,6 +141,9 @@ pub async fn read_manifest(
     spec: &TableSpec,
     columns: Option<&[String]>,
 ) -> Result<RecordBatch> {
+    if let Some(source) = &location.manifest_source {
+        return source.read(location, manifest, spec, columns).await;
+    }
     let path = location.resolve(&manifest.path)?;
     let key = location.cache_key(&path);
     let batch_key = match columns {

@@ -4,7 +4,9 @@
 pub mod entry;
 pub mod format;
 pub mod io;
+pub mod source;
 pub mod stats;
 
 pub use entry::{ColumnStats, DataFile};
 pub use io::{read_manifest, write_manifest, write_manifest_batch};
+pub use source::ManifestSource;

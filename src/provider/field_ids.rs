@@ -35,13 +35,29 @@ use crate::spec::types::PARQUET_FIELD_ID;
 pub struct FieldIdAdapterFactory {
     /// The table's current column name → field id.
     ids: HashMap<String, i32>,
+    /// For files without field ids: file column name → field id (Iceberg's
+    /// `schema.name-mapping.default`, Delta's physical column names).
+    names: Option<HashMap<String, i32>>,
+    /// Refuse files that carry neither field ids nor mapped names (the
+    /// table named here), instead of matching them by name.
+    strict: Option<String>,
 }
 
 impl FieldIdAdapterFactory {
     pub fn new(schema: &crate::spec::Schema) -> Self {
         Self {
             ids: schema.fields.iter().map(|f| (f.name.clone(), f.id)).collect(),
+            names: None,
+            strict: None,
         }
+    }
+
+    /// Resolve files without field ids through `names` (file column name →
+    /// field id); files matching neither ids nor names are an error naming `table`.
+    pub fn with_name_mapping(mut self, names: HashMap<String, i32>, table: impl Into<String>) -> Self {
+        self.names = Some(names);
+        self.strict = Some(table.into());
+        self
     }
 }
 
@@ -87,8 +103,29 @@ impl PhysicalExprAdapterFactory for FieldIdAdapterFactory {
                 ))
             })
             .collect();
-        // A file without field ids (not written by us): match by name.
+        let mut physical_by_id = physical_by_id;
+        if physical_by_id.is_empty()
+            && let Some(names) = &self.names
+        {
+            physical_by_id = physical_file_schema
+                .fields()
+                .iter()
+                .filter_map(|f| Some((*names.get(f.name())?, f.name().as_str())))
+                .collect();
+        }
         if physical_by_id.is_empty() {
+            if let Some(table) = &self.strict {
+                return datafusion::common::plan_err!(
+                    "a data file of {table} has no Parquet field ids and none of its columns ({}) is in the table's name mapping; refusing to read it as all-NULL columns",
+                    physical_file_schema
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            // A file without field ids (not written by us): match by name.
             return DefaultPhysicalExprAdapterFactory.create(logical_file_schema, physical_file_schema);
         }
         let mut renames = HashMap::new();

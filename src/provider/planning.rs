@@ -265,7 +265,8 @@ fn summarize_stats(
             continue;
         };
         match column.column_by_name(NULL_COUNT) {
-            Some(n) => {
+            // A null null-count is unknown (foreign manifests may lack it).
+            Some(n) if n.null_count() == 0 => {
                 summary.null_count += n
                     .as_primitive::<Int64Type>()
                     .values()
@@ -273,7 +274,7 @@ fn summarize_stats(
                     .map(|v| *v as u64)
                     .sum::<u64>()
             }
-            None => summary.nulls_complete = false,
+            _ => summary.nulls_complete = false,
         }
         let want = current
             .field_by_id(*id)
@@ -291,7 +292,7 @@ fn summarize_stats(
             .column_by_name(RECORD_COUNT)
             .map(|r| r.as_primitive::<Int64Type>().clone());
         for i in 0..survivors.num_rows() {
-            let all_null = matches!((&nulls, &rows), (Some(n), Some(r)) if n.value(i) == r.value(i));
+            let all_null = matches!((&nulls, &rows), (Some(n), Some(r)) if n.is_valid(i) && n.value(i) == r.value(i));
             if mins.is_null(i) && !all_null {
                 summary.bounds_complete = false;
             }

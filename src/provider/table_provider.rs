@@ -30,7 +30,7 @@ use super::planning::{FilePlan, PlannedFile, plan_files, source_predicate, stats
 use super::scan_exec::{FileInfo, HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
-use crate::expr::is_exact;
+use crate::expr::{is_exact, unqualified};
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -160,20 +160,6 @@ fn session_state(state: &dyn Session) -> Result<SessionState> {
     state.as_any().downcast_ref::<SessionState>().cloned().ok_or_else(|| {
         datafusion::error::DataFusionError::Plan("hidden-partitions writes need a DataFusion SessionState".into())
     })
-}
-
-/// Column references without their table qualifier: a statement on one
-/// table may spell it `t.c`, `public.t.c` or `c`.
-fn unqualified(expr: Expr) -> Result<Expr> {
-    use datafusion::common::tree_node::{Transformed, TreeNode};
-    Ok(expr
-        .transform_up(|e| match e {
-            Expr::Column(c) if c.relation.is_some() => Ok(Transformed::yes(Expr::Column(
-                datafusion::common::Column::new_unqualified(c.name),
-            ))),
-            other => Ok(Transformed::no(other)),
-        })?
-        .data)
 }
 
 impl HiddenPartitionsTable {
@@ -358,7 +344,10 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         let statement = Delete {
             table: self.table.clone(),
             state: session_state(state)?,
-            filters: filters.into_iter().map(unqualified).collect::<Result<_>>()?,
+            filters: filters
+                .into_iter()
+                .map(|e| Ok(unqualified(e)?))
+                .collect::<Result<_>>()?,
         };
         Ok(Arc::new(WriteExec::new("delete", Arc::new(statement))))
     }
@@ -377,7 +366,10 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                 .into_iter()
                 .map(|(c, e)| Ok((c, unqualified(e)?)))
                 .collect::<Result<_>>()?,
-            filters: filters.into_iter().map(unqualified).collect::<Result<_>>()?,
+            filters: filters
+                .into_iter()
+                .map(|e| Ok(unqualified(e)?))
+                .collect::<Result<_>>()?,
         };
         Ok(Arc::new(WriteExec::new("update", Arc::new(statement))))
     }

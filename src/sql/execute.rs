@@ -6,6 +6,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::TableReference;
+use datafusion::common::tree_node::TreeNode;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -69,6 +70,12 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
             }
             Ok(StatementResult::empty())
         }
+        Statement::Execute {
+            table,
+            procedure,
+            args,
+            condition,
+        } => execute_procedure(ctx, &table, &procedure, &args, condition.as_deref()).await,
         Statement::DropTable {
             names,
             if_exists,
@@ -250,6 +257,11 @@ async fn column_definition(ctx: &SessionContext, definition: &str) -> Result<dat
 
 async fn load_warehouse_table(ctx: &SessionContext, table: &str) -> Result<crate::provider::HiddenPartitionsTable> {
     let reference = TableReference::parse_str(table);
+    if let Some((base, _)) = reference.table().split_once(['@', '$']) {
+        return Err(Error::Invalid(format!(
+            "{table} is read-only (a time-travel snapshot or a metadata table of {base}); change table {base} itself"
+        )));
+    }
     let Some(schema) = warehouse_schema(ctx, &reference) else {
         return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
     };
@@ -393,6 +405,100 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
         return Err(e);
     }
     Ok(StatementResult::empty())
+}
+
+/// `ALTER TABLE t EXECUTE …`: the maintenance procedures, each returning
+/// one row of counts.
+async fn execute_procedure(
+    ctx: &SessionContext,
+    table: &str,
+    procedure: &str,
+    args: &[(String, String)],
+    condition: Option<&str>,
+) -> Result<StatementResult> {
+    let provider = load_warehouse_table(ctx, table).await?;
+    let arg = |name: &str, default: &str| -> Result<String> {
+        if let Some((other, _)) = args.iter().find(|(n, _)| n != name) {
+            return Err(Error::Invalid(format!(
+                "{procedure} has no argument {other:?} (it takes {name})"
+            )));
+        }
+        Ok(args
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(default.to_string(), |(_, v)| v.clone()))
+    };
+    if condition.is_some() && procedure != "optimize" {
+        return Err(Error::Invalid(format!("{procedure} takes no WHERE condition")));
+    }
+    let counts: Vec<(&str, u64)> = match procedure {
+        "optimize" => {
+            let threshold = crate::table::optimize::parse_size(&arg("file_size_threshold", "128MB")?)?;
+            let filters = match condition {
+                Some(c) => vec![condition_expr(ctx, table, c).await?],
+                None => Vec::new(),
+            };
+            let statement = crate::table::optimize::Optimize {
+                table: provider.table().clone(),
+                state: ctx.state(),
+                threshold,
+                filters,
+            };
+            vec![("rewritten_data_files", crate::table::retry::run(&statement).await?)]
+        }
+        "expire_snapshots" => {
+            let retention = crate::table::expire::parse_retention(&arg("retention_threshold", "7d")?)?;
+            let e = crate::table::expire::expire_snapshots(provider.table(), retention).await?;
+            vec![
+                ("expired_snapshots", e.snapshots),
+                ("deleted_manifest_files", e.manifests),
+                ("deleted_data_files", e.data_files),
+            ]
+        }
+        "remove_orphan_files" => {
+            let retention = crate::table::expire::parse_retention(&arg("retention_threshold", "7d")?)?;
+            let n = crate::table::orphans::remove_orphans(&provider.table().location, provider.metadata(), retention)
+                .await?;
+            vec![("deleted_files", n)]
+        }
+        other => {
+            return Err(Error::Invalid(format!(
+                "unknown procedure {other:?}; expected optimize, expire_snapshots or remove_orphan_files"
+            )));
+        }
+    };
+    let schema = Arc::new(ArrowSchema::new(
+        counts
+            .iter()
+            .map(|(name, _)| Field::new(*name, DataType::UInt64, false))
+            .collect::<Vec<_>>(),
+    ));
+    let columns: Vec<datafusion::arrow::array::ArrayRef> = counts
+        .iter()
+        .map(|(_, n)| Arc::new(datafusion::arrow::array::UInt64Array::from(vec![*n])) as _)
+        .collect();
+    Ok(StatementResult {
+        batches: vec![RecordBatch::try_new(Arc::clone(&schema), columns)?],
+        schema,
+    })
+}
+
+/// A `WHERE` condition on `table` as DataFusion plans it (columns unqualified).
+async fn condition_expr(ctx: &SessionContext, table: &str, condition: &str) -> Result<datafusion::logical_expr::Expr> {
+    let plan = ctx
+        .state()
+        .create_logical_plan(&format!("SELECT * FROM {table} WHERE {condition}"))
+        .await?;
+    let mut found = None;
+    plan.apply(|node| {
+        if let LogicalPlan::Filter(f) = node {
+            found = Some(f.predicate.clone());
+            return Ok(datafusion::common::tree_node::TreeNodeRecursion::Stop);
+        }
+        Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
+    })?;
+    let predicate = found.ok_or_else(|| Error::Invalid(format!("cannot read the condition {condition:?}")))?;
+    Ok(crate::expr::unqualified(predicate)?)
 }
 
 /// `DROP TABLE`: warehouse tables through the catalog (see `catalog::ddl`),

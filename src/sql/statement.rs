@@ -8,6 +8,7 @@
 //! | `EXPLAIN FILES [ANALYZE] SELECT …` (files selected or opened / total per scan) | hidden-partitions |
 //! | `ALTER TABLE t ADD / DROP / REPLACE PARTITION FIELD …`, `ALTER TABLE t ADD COLUMN c type` | hidden-partitions |
 //! | `ALTER TABLE t CREATE TAG name`, `ALTER TABLE t DROP TAG [IF EXISTS] name` | hidden-partitions |
+//! | `ALTER TABLE t EXECUTE optimize / expire_snapshots / remove_orphan_files …` | hidden-partitions |
 //! | `DROP TABLE [IF EXISTS] t [PURGE]` on a warehouse table (see `catalog::ddl`) | hidden-partitions |
 //! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
 //!
@@ -52,6 +53,14 @@ pub enum Statement {
         tag: String,
         create: bool,
         if_exists: bool,
+    },
+    /// `ALTER TABLE t EXECUTE optimize | expire_snapshots | remove_orphan_files
+    /// [(name => 'value', …)] [WHERE condition]` (Trino's spelling).
+    Execute {
+        table: String,
+        procedure: String,
+        args: Vec<(String, String)>,
+        condition: Option<String>,
     },
     /// `DROP TABLE [IF EXISTS] names [PURGE]`; `text` is the statement as
     /// written, for names that are not in a warehouse.
@@ -266,6 +275,9 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
         }));
     }
     let is_word = |t: Option<&&Token>, word: &str| matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word));
+    if !name.is_empty() && action == Some(Keyword::EXECUTE) {
+        return execute_procedure(name, tokens, significant, k + 1).map(Some);
+    }
     if !name.is_empty() && matches!(action, Some(Keyword::CREATE | Keyword::DROP)) && is_word(toks.get(k + 1), "tag") {
         let create = action == Some(Keyword::CREATE);
         let if_exists = !create
@@ -313,6 +325,67 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
         _ => return Ok(None),
     };
     Ok(Some(Statement::AlterPartition { table: name, change }))
+}
+
+/// `ALTER TABLE t EXECUTE procedure [(name => 'value', …)] [WHERE condition]`,
+/// `significant[k]` being the procedure's name.
+fn execute_procedure(
+    table: String,
+    tokens: &[TokenWithSpan],
+    significant: &[usize],
+    mut k: usize,
+) -> Result<Statement> {
+    let usage = "expected ALTER TABLE t EXECUTE procedure [(name => 'value', …)] [WHERE condition]";
+    let toks: Vec<&Token> = significant.iter().map(|&i| &tokens[i].token).collect();
+    let Some(Token::Word(procedure)) = toks.get(k) else {
+        return Err(syntax(usage));
+    };
+    let procedure = procedure.value.to_ascii_lowercase();
+    k += 1;
+    let mut args = Vec::new();
+    if toks.get(k) == Some(&&Token::LParen) {
+        k += 1;
+        while toks.get(k) != Some(&&Token::RParen) {
+            let (Some(Token::Word(arg)), Some(Token::RArrow)) = (toks.get(k), toks.get(k + 1)) else {
+                return Err(syntax(usage));
+            };
+            let value = match toks.get(k + 2) {
+                Some(Token::SingleQuotedString(v)) => v.clone(),
+                Some(Token::Number(v, _)) => v.clone(),
+                Some(Token::Minus) => match toks.get(k + 3) {
+                    Some(Token::SingleQuotedString(v)) | Some(Token::Number(v, _)) => {
+                        k += 1;
+                        format!("-{v}")
+                    }
+                    _ => return Err(syntax(usage)),
+                },
+                _ => return Err(syntax(usage)),
+            };
+            args.push((arg.value.to_ascii_lowercase(), value));
+            k += 3;
+            match toks.get(k) {
+                Some(Token::Comma) => k += 1,
+                Some(Token::RParen) => {}
+                _ => return Err(syntax(usage)),
+            }
+        }
+        k += 1;
+    }
+    let condition = match toks.get(k).and_then(|t| keyword(t)) {
+        None if k == toks.len() => None,
+        Some(Keyword::WHERE) => {
+            let from = significant[k] + 1;
+            let text: String = tokens[from..].iter().map(|t| t.token.to_string()).collect();
+            Some(text.trim().to_string())
+        }
+        _ => return Err(syntax(usage)),
+    };
+    Ok(Statement::Execute {
+        table,
+        procedure,
+        args,
+        condition,
+    })
 }
 
 /// A possibly qualified name (`t`, `s.t`, `"My T"`) starting at `toks[k]`:
@@ -488,6 +561,31 @@ mod tests {
         );
         assert!(matches!(&stmts[1], Statement::DropTable { names, purge: false, .. } if names == &["t"]));
         assert!(matches!(&stmts[2], Statement::Other(_)));
+    }
+
+    #[test]
+    fn execute_procedures() {
+        let stmts = parse_statements(
+            "ALTER TABLE t EXECUTE optimize(file_size_threshold => '64MB') WHERE ts >= DATE '2024-01-01';
+             ALTER TABLE t EXECUTE expire_snapshots(retention_threshold => '7d');
+             alter table t execute remove_orphan_files",
+        )
+        .unwrap();
+        assert_eq!(
+            stmts[0],
+            Statement::Execute {
+                table: "t".into(),
+                procedure: "optimize".into(),
+                args: vec![("file_size_threshold".into(), "64MB".into())],
+                condition: Some("ts >= DATE '2024-01-01'".into()),
+            }
+        );
+        assert!(
+            matches!(&stmts[1], Statement::Execute { procedure, args, condition: None, .. }
+            if procedure == "expire_snapshots" && args == &[("retention_threshold".to_string(), "7d".to_string())])
+        );
+        assert!(matches!(&stmts[2], Statement::Execute { args, .. } if args.is_empty()));
+        assert!(parse_statements("ALTER TABLE t EXECUTE optimize(x = 1)").is_err());
     }
 
     #[test]

@@ -22,6 +22,7 @@ use object_store::path::{Path, PathPart};
 use super::cache::ObjectCache;
 use super::observe::RequestCounts;
 use crate::error::Result;
+use crate::manifest::source::ManifestSource;
 use crate::values::uri;
 
 #[derive(Clone)]
@@ -38,6 +39,9 @@ pub struct TableLocation {
     pub single_writer: bool,
     /// Requests served by the store so far (when it is counted).
     pub requests: Option<Arc<RequestCounts>>,
+    /// Where manifest batches come from when they are not our Parquet
+    /// manifests (a table of another format, see `formats`).
+    pub manifest_source: Option<Arc<dyn ManifestSource>>,
 }
 
 impl fmt::Debug for TableLocation {
@@ -56,7 +60,14 @@ impl TableLocation {
             cache: Arc::new(ObjectCache::default()),
             single_writer: false,
             requests: None,
+            manifest_source: None,
         }
+    }
+
+    /// Read manifests through `source` instead of as our Parquet manifests.
+    pub fn with_manifest_source(mut self, source: Arc<dyn ManifestSource>) -> Self {
+        self.manifest_source = Some(source);
+        self
     }
 
     /// Report the requests counted by `counts` (the store's observer).

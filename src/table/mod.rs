@@ -8,7 +8,9 @@
 pub mod change;
 pub mod delete;
 pub mod evolve;
+pub mod expire;
 pub mod merge;
+pub mod optimize;
 pub mod orphans;
 pub mod overwrite;
 pub mod purge;

@@ -139,3 +139,23 @@ mod tests {
         }
     }
 }
+
+/// `ALTER TABLE t EXECUTE remove_orphan_files(retention_threshold => '7d')`:
+/// delete the orphans older than `retention` (younger ones may belong to a
+/// statement still running). Returns how many were deleted.
+pub async fn remove_orphans(
+    location: &TableLocation,
+    md: &TableMetadata,
+    retention: std::time::Duration,
+) -> Result<u64> {
+    let cutoff = Utc::now() - chrono::Duration::from_std(retention).unwrap_or(chrono::Duration::MAX);
+    let old: Vec<Path> = find_orphans(location, md)
+        .await?
+        .into_iter()
+        .filter(|o| o.last_modified < cutoff)
+        .map(|o| o.path)
+        .collect();
+    let n = crate::table::purge::delete_all(location, old).await?;
+    crate::table::purge::remove_empty_dirs(location);
+    Ok(n as u64)
+}

@@ -1,0 +1,259 @@
+//! Reading an Iceberg table written by pyiceberg: planning a one-day query
+//! on a table of 10,000 data files (`day(ts)`), and manifest entries
+//! evaluated per second, against baselines measured in the same run:
+//!
+//! - *pyiceberg `plan_files()`* for the same filter (a child Python process;
+//!   `HP_FIXTURE_PYTHON`, default `/work/venv-fixtures/bin/python`);
+//! - *row by row*: the same Avro manifests decoded by the same crate
+//!   (`apache-avro`), the partition predicate evaluated entry by entry with
+//!   `ScalarValue` comparisons, as a row-oriented reader does.
+//!
+//! The table is generated once by `benches/iceberg_table.py` into
+//! `target/bench-iceberg-10k` (or `HP_BENCH_ICEBERG_DIR`).
+//!
+//! `cargo bench --bench foreign_iceberg`; under `cargo test` it runs once on
+//! the committed fixture `tests/data/iceberg/evolved` (no Python needed).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use datafusion::arrow::array::Array;
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::{col, lit};
+use datafusion::prelude::SessionContext;
+use hidden_partitions::expr::{evaluate, project_inclusive};
+use hidden_partitions::formats::iceberg::avro::{AvroFile, RecordIds};
+use hidden_partitions::formats::{self, ForeignTable, Format};
+use hidden_partitions::manifest::format::PARTITION;
+use hidden_partitions::manifest::read_manifest;
+use hidden_partitions::provider::planning::source_predicate;
+use hidden_partitions::{StorageOptions, session};
+use object_store::ObjectStoreExt;
+
+const FILES: usize = 10_000;
+const DAY: &str = "2022-06-01";
+
+async fn open(dir: &str) -> ForeignTable {
+    formats::open(Format::Iceberg, "t", dir, &StorageOptions::default())
+        .await
+        .expect("open the Iceberg table")
+}
+
+fn day_filter(day: &str) -> String {
+    let d = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").expect("a date");
+    let next = d.succ_opt().expect("a next day");
+    format!("ts >= TIMESTAMP '{d} 00:00:00' AND ts < TIMESTAMP '{next} 00:00:00'")
+}
+
+/// Open the table and plan the query: files selected / total.
+async fn plan(ctx: &SessionContext, table: ForeignTable, filter: &str) -> String {
+    let _ = ctx.deregister_table("t");
+    ctx.register_table("t", Arc::new(table)).expect("register");
+    let plan = ctx
+        .sql(&format!("SELECT id FROM t WHERE {filter}"))
+        .await
+        .expect("sql")
+        .create_physical_plan()
+        .await
+        .expect("plan");
+    let text = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(false)
+        .to_string();
+    text.split("files=")
+        .nth(1)
+        .and_then(|s| s.split(", runtime").next())
+        .and_then(|s| s.split(", parquet").next())
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// Every entry of every data manifest: decoded to Arrow (ours) and evaluated
+/// with one kernel call per manifest. Returns (entries, matches).
+async fn entries_vectorized(dir: &str, day: i32) -> (usize, usize) {
+    let table = open(dir).await;
+    let md = table.metadata();
+    let micros = |d: i32| lit(ScalarValue::TimestampMicrosecond(Some(d as i64 * 86_400_000_000), None));
+    let expr = col("ts").gt_eq(micros(day)).and(col("ts").lt(micros(day + 1)));
+    let predicate = source_predicate(&[expr], &md.current_spec().expect("spec").schema);
+    let (mut entries, mut matches) = (0, 0);
+    for m in &md.current_snapshot().expect("snapshot").manifests {
+        let spec = md.spec(m.spec_id).expect("spec");
+        let bound = spec.partition_spec.bind(&spec.schema).expect("bind");
+        let projected = project_inclusive(&predicate, &bound);
+        let batch = read_manifest(table.location(), m, spec, Some(&[PARTITION.to_string()]))
+            .await
+            .expect("manifest");
+        let partition = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StructArray>()
+            .expect("struct");
+        let column = |id: i32| {
+            let i = spec.partition_spec.fields.iter().position(|f| f.field_id == id)?;
+            Some(Arc::clone(partition.column(i)))
+        };
+        let mask = evaluate(&projected, batch.num_rows(), &column).expect("evaluate");
+        entries += batch.num_rows();
+        matches += mask.true_count();
+    }
+    (entries, matches)
+}
+
+/// The same manifests decoded by the same Avro crate, evaluated entry by entry.
+async fn entries_row_by_row(dir: &str, day: i32) -> (usize, usize) {
+    let table = open(dir).await;
+    let md = table.metadata();
+    let location = table.location();
+    let target = ScalarValue::Date32(Some(day));
+    let (mut entries, mut matches) = (0, 0);
+    for m in &md.current_snapshot().expect("snapshot").manifests {
+        let path = location.resolve(&m.path).expect("path");
+        let bytes = location
+            .store
+            .get(&path)
+            .await
+            .expect("get")
+            .bytes()
+            .await
+            .expect("bytes");
+        let file = AvroFile::decode(&bytes, &m.path).expect("avro");
+        let entry_ids = RecordIds::of(&file.schema, "m").expect("ids");
+        let file_ids = entry_ids.nested(2, "m").expect("ids");
+        let partition_ids = file_ids.nested(102, "m").expect("ids");
+        for r in &file.records {
+            entries += 1;
+            if entry_ids.int(r, 0) == Some(2) {
+                continue;
+            }
+            let Some(data_file) = entry_ids.get(r, 2) else { continue };
+            let Some(p) = file_ids.get(data_file, 102) else {
+                continue;
+            };
+            // The first field of the spec (day(ts) in the benchmark table).
+            let value = partition_ids
+                .get(p, 1000)
+                .and_then(|v| {
+                    formats::iceberg::values::avro_to_scalar(v, &datafusion::arrow::datatypes::DataType::Date32)
+                })
+                .unwrap_or(ScalarValue::Null);
+            if value.partial_cmp(&target) == Some(std::cmp::Ordering::Equal) {
+                matches += 1;
+            }
+        }
+    }
+    (entries, matches)
+}
+
+fn pyiceberg_plan(dir: &str, day: &str) -> Option<(f64, u64)> {
+    let python = std::env::var("HP_FIXTURE_PYTHON").unwrap_or_else(|_| "/work/venv-fixtures/bin/python".into());
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/iceberg_table.py");
+    let out = std::process::Command::new(python)
+        .args([script.to_str()?, "plan", dir, day, "3"])
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    Some((v["seconds"].as_f64()?, v["files"].as_u64()?))
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let rt = rt();
+    let (dir, day, runs) = if full {
+        let dir = std::env::var("HP_BENCH_ICEBERG_DIR").unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/bench-iceberg-10k")
+                .display()
+                .to_string()
+        });
+        if !PathBuf::from(&dir).join("metadata").exists() {
+            let python = std::env::var("HP_FIXTURE_PYTHON").unwrap_or_else(|_| "/work/venv-fixtures/bin/python".into());
+            let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/iceberg_table.py");
+            let status = std::process::Command::new(python)
+                .args([
+                    script.to_str().expect("utf-8"),
+                    "create",
+                    &dir,
+                    &FILES.to_string(),
+                    "500",
+                ])
+                .status()
+                .expect("run benches/iceberg_table.py");
+            assert!(status.success(), "creating the benchmark table failed");
+        }
+        (dir, DAY.to_string(), 5)
+    } else {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/iceberg/evolved");
+        (dir.display().to_string(), "2024-01-02".to_string(), 1)
+    };
+    let filter = day_filter(&day);
+    let day_number = (chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d").expect("date")
+        - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch"))
+    .num_days() as i32;
+    rt.block_on(async {
+        let wh = tempfile::tempdir().expect("tempdir");
+        let ctx = session(wh.path()).await.expect("session");
+        // Cold: open (metadata + manifest list) and plan, manifests decoded anew.
+        let mut cold = f64::MAX;
+        let mut files = String::new();
+        for _ in 0..runs {
+            let t = Instant::now();
+            let table = open(&dir).await;
+            files = plan(&ctx, table, &filter).await;
+            cold = cold.min(t.elapsed().as_secs_f64());
+        }
+        // Warm: the same table planned again (decoded manifests cached).
+        let table = open(&dir).await;
+        plan(&ctx, table.clone(), &filter).await;
+        let mut warm = f64::MAX;
+        for _ in 0..runs {
+            let t = Instant::now();
+            plan(&ctx, table.clone(), &filter).await;
+            warm = warm.min(t.elapsed().as_secs_f64());
+        }
+        println!("one-day query on {dir}: files={files}");
+        println!("  ours, open + plan (cold)        {:>9.2} ms", cold * 1e3);
+        println!("  ours, plan again (warm)         {:>9.2} ms", warm * 1e3);
+        if full {
+            match pyiceberg_plan(&dir, &day) {
+                Some((s, n)) => println!(
+                    "  pyiceberg plan_files            {:>9.2} ms  ({n} files)  pyiceberg / ours cold = {:.2}",
+                    s * 1e3,
+                    s / cold
+                ),
+                None => {
+                    println!("  pyiceberg plan_files: not run (set HP_FIXTURE_PYTHON to a Python with pyiceberg 0.12)")
+                }
+            }
+        }
+        let mut vec_best = f64::MAX;
+        let mut row_best = f64::MAX;
+        let mut counts = ((0, 0), (0, 0));
+        for _ in 0..runs {
+            let t = Instant::now();
+            counts.0 = entries_vectorized(&dir, day_number).await;
+            vec_best = vec_best.min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            counts.1 = entries_row_by_row(&dir, day_number).await;
+            row_best = row_best.min(t.elapsed().as_secs_f64());
+        }
+        let ((n, m1), (n2, m2)) = counts;
+        println!("all manifest entries ({n}; {m1} / {m2} match), Avro read + decode + evaluate:");
+        println!(
+            "  ours (Avro → Arrow, vectorized) {:>12.0} entries/s",
+            n as f64 / vec_best
+        );
+        println!(
+            "  row by row (same Avro crate)    {:>12.0} entries/s  ours is {:.2}x",
+            n2 as f64 / row_best,
+            row_best / vec_best
+        );
+    });
+}

@@ -1,0 +1,468 @@
+//! The `TableProvider` of an Iceberg or Delta table.
+//!
+//! The table arrives here already in our shape (`TableMetadata`: table
+//! specs, one snapshot, manifests whose batches a `ManifestSource` on the
+//! location supplies), so planning is the same code as for our own tables:
+//! `provider::planning::plan_files`, `expr::is_exact` for `Exact`
+//! pushdown, and `HiddenPartitionsScanExec` with run-time pruning and
+//! `files=S/T`. What differs per format is only how data files are read:
+//!
+//! | concern                         | Iceberg                               | Delta                                   |
+//! |---------------------------------|---------------------------------------|-----------------------------------------|
+//! | columns of a data file          | by field id; name mapping without ids | by column-mapping id / physical name, else by name |
+//! | columns not stored in the file  | —                                     | partition columns (from `partitionValues`) |
+//! | row-level deletes               | position + equality delete files      | deletion vectors                        |
+//!
+//! Foreign tables are read-only: writes are refused with a clear error.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
+use datafusion::common::{ScalarValue, Statistics, not_impl_err, project_schema};
+use datafusion::datasource::TableType;
+use datafusion::datasource::file_format::FileFormat;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::Result;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::empty::EmptyExec;
+use object_store::ObjectMeta;
+
+use super::deletes::{FileDeletes, keep_selection};
+use super::equality_exec::EqualityDeleteExec;
+use crate::expr::is_exact;
+use crate::provider::HiddenPartitionsScanExec;
+use crate::provider::planning::{PlannedFile, plan_files, source_predicate, stats_pruning_predicate};
+use crate::provider::scan_exec::{FileInfo, RuntimeContext};
+use crate::spec::TableMetadata;
+use crate::store::TableLocation;
+
+/// The constant column tagging each row with its file (for equality deletes).
+pub const FILE_COLUMN: &str = "__hp_file";
+
+/// How a format's data files map onto the table's columns.
+#[derive(Clone)]
+pub struct FileColumns {
+    /// Matches table columns to file columns (field ids, name mappings).
+    pub adapter: Arc<dyn PhysicalExprAdapterFactory>,
+    /// Columns not stored in data files: (column index in the table schema,
+    /// index of the identity partition field whose value it is).
+    pub constants: Vec<(usize, usize)>,
+}
+
+impl fmt::Debug for FileColumns {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FileColumns(constants={:?})", self.constants)
+    }
+}
+
+/// What a format adds to planning: reading its files, its deletes, time travel.
+#[async_trait]
+pub trait ForeignReader: fmt::Debug + Send + Sync {
+    /// `Iceberg` or `Delta`, for messages.
+    fn format(&self) -> &'static str;
+    fn file_columns(&self) -> &FileColumns;
+    /// Whether every file's record count is known (else COUNT(*) is counted).
+    fn counts_exact(&self) -> bool {
+        true
+    }
+    /// Row-level deletes of each selected file (same order as `files`).
+    async fn deletes(&self, location: &TableLocation, files: &[PlannedFile]) -> crate::error::Result<Vec<FileDeletes>>;
+    /// The table as of `selector` (a snapshot id or ref for Iceberg, a version for Delta).
+    async fn at(&self, name: &str, selector: &str) -> crate::error::Result<ForeignTable>;
+}
+
+/// An Iceberg or Delta table as a DataFusion table, pruned by our planner.
+#[derive(Debug, Clone)]
+pub struct ForeignTable {
+    name: String,
+    location: TableLocation,
+    metadata: Arc<TableMetadata>,
+    schema: SchemaRef,
+    reader: Arc<dyn ForeignReader>,
+}
+
+impl ForeignTable {
+    /// `location` must carry the manifest source that serves `metadata`'s manifests.
+    pub fn try_new(
+        name: impl Into<String>,
+        location: TableLocation,
+        metadata: TableMetadata,
+        reader: Arc<dyn ForeignReader>,
+    ) -> crate::error::Result<Self> {
+        let schema = metadata.current_spec()?.schema.arrow_schema();
+        Ok(Self {
+            name: name.into(),
+            location,
+            metadata: Arc::new(metadata),
+            schema,
+            reader,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The same table under another name.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    pub fn format(&self) -> &'static str {
+        self.reader.format()
+    }
+
+    /// The table in our shape (specs, the snapshot read, its manifests).
+    pub fn metadata(&self) -> &TableMetadata {
+        &self.metadata
+    }
+
+    pub fn location(&self) -> &TableLocation {
+        &self.location
+    }
+
+    /// Time travel: the table as of a snapshot id / ref (Iceberg) or version (Delta).
+    pub async fn at(&self, selector: &str) -> crate::error::Result<ForeignTable> {
+        self.reader.at(&self.name, selector).await
+    }
+
+    /// A metadata table (`$snapshots`, `$specs`, `$refs`, `$manifests`, `$files`, `$partitions`).
+    pub async fn metadata_table(&self, kind: &str) -> crate::error::Result<datafusion::datasource::MemTable> {
+        if kind == "orphans" {
+            return crate::invalid!(
+                "\"{}$orphans\" lists files our writers left behind; {} is {} table read by hidden-partitions, not written by it",
+                self.name,
+                self.name,
+                super::a_format(self.format())
+            );
+        }
+        crate::catalog::metadata_tables::metadata_table(&self.location, &self.metadata, kind).await
+    }
+
+    fn read_only<T>(&self, what: &str) -> Result<T> {
+        not_impl_err!(
+            "{what} is not supported: {} is {} table, which hidden-partitions reads but does not write (use CREATE TABLE … AS SELECT * FROM {} to copy it into a table of ours)",
+            self.name,
+            super::a_format(self.format()),
+            self.name
+        )
+    }
+}
+
+/// Where each table column sits in the scan's table schema (stored columns
+/// first, then the constants, then the file tag).
+struct ScanLayout {
+    stored: Vec<usize>,
+    constants: Vec<(usize, usize)>,
+}
+
+impl ScanLayout {
+    fn config_index(&self, column: usize) -> Option<usize> {
+        self.stored.iter().position(|s| *s == column).or_else(|| {
+            self.constants
+                .iter()
+                .position(|(c, _)| *c == column)
+                .map(|p| self.stored.len() + p)
+        })
+    }
+
+    fn width(&self) -> usize {
+        self.stored.len() + self.constants.len()
+    }
+}
+
+#[async_trait]
+impl datafusion::catalog::TableProvider for ForeignTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let md = &self.metadata;
+        let snapshot = md.current_snapshot();
+        let pruning = stats_pruning_predicate(state, filters, &self.schema);
+        let plan = plan_files(&self.location, md, snapshot, filters, pruning.as_deref()).await?;
+        let runtime = Arc::new(RuntimeContext {
+            metadata: Arc::clone(md),
+            manifests: snapshot
+                .map(|s| s.manifests.iter().map(|m| m.partitions.clone()).collect())
+                .unwrap_or_default(),
+            files: plan
+                .files
+                .iter()
+                .map(|f| {
+                    (
+                        f.path.clone(),
+                        FileInfo {
+                            spec_id: f.spec_id,
+                            partition: f.partition.clone(),
+                            manifest: f.manifest,
+                        },
+                    )
+                })
+                .collect(),
+            requests: None,
+        });
+        if plan.files.is_empty() {
+            let empty = Arc::new(EmptyExec::new(project_schema(&self.schema, projection)?));
+            return Ok(Arc::new(HiddenPartitionsScanExec::new(
+                self.name.clone(),
+                plan.counts,
+                empty,
+                runtime,
+            )));
+        }
+        let deletes = self.reader.deletes(&self.location, &plan.files).await?;
+        let has_deletes = deletes.iter().any(|d| !d.is_empty());
+        let equality = deletes.iter().any(|d| !d.equality.is_empty());
+
+        let columns = self.reader.file_columns();
+        let layout = ScanLayout {
+            stored: (0..self.schema.fields().len())
+                .filter(|i| !columns.constants.iter().any(|(c, _)| c == i))
+                .collect(),
+            constants: columns.constants.clone(),
+        };
+        let file_schema = Arc::new(self.schema.project(&layout.stored)?);
+        let mut partition_fields: Vec<FieldRef> = layout
+            .constants
+            .iter()
+            .map(|(c, _)| Arc::new(self.schema.field(*c).clone()))
+            .collect();
+        if equality {
+            partition_fields.push(Arc::new(Field::new(FILE_COLUMN, DataType::Int32, false)));
+        }
+        let wanted: Vec<usize> = projection
+            .cloned()
+            .unwrap_or_else(|| (0..self.schema.fields().len()).collect());
+        let mut scan_columns: Vec<usize> = wanted.iter().filter_map(|c| layout.config_index(*c)).collect();
+        let keep = scan_columns.len();
+        if equality {
+            let keys: BTreeSet<&str> = deletes
+                .iter()
+                .flat_map(|d| d.equality.iter().flat_map(|e| e.columns.iter().map(String::as_str)))
+                .collect();
+            for key in keys {
+                let Ok(column) = self.schema.index_of(key) else {
+                    return Err(crate::error::Error::Format(format!(
+                        "equality deletes of {} use column {key}, which the table does not have",
+                        self.name
+                    ))
+                    .into());
+                };
+                if let Some(i) = layout.config_index(column)
+                    && !scan_columns.contains(&i)
+                {
+                    scan_columns.push(i);
+                }
+            }
+            scan_columns.push(layout.width());
+        }
+
+        let inexact = has_deletes || !self.reader.counts_exact();
+        let statistics = self.statistics(&plan, &layout, partition_fields.len(), inexact)?;
+        let groups = balance(
+            &plan.files,
+            &deletes,
+            &layout,
+            equality,
+            state.config().target_partitions(),
+        );
+        let source = ParquetSource::new(
+            TableSchema::builder(file_schema)
+                .with_table_partition_cols(partition_fields)
+                .build(),
+        );
+        let config = FileScanConfigBuilder::new(self.location.store_url.clone(), Arc::new(source))
+            .with_file_groups(groups)
+            .with_statistics(statistics)
+            .with_projection_indices(Some(scan_columns.clone()))?
+            .with_limit(if equality { None } else { limit })
+            .with_expr_adapter(Some(Arc::clone(&columns.adapter)))
+            .build();
+        let format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
+        let exec = format.create_physical_plan(state, config).await?;
+        let scan: Arc<dyn ExecutionPlan> = Arc::new(HiddenPartitionsScanExec::new(
+            self.name.clone(),
+            plan.counts,
+            exec,
+            runtime,
+        ));
+        if !equality {
+            return Ok(scan);
+        }
+        let per_file: Vec<_> = deletes.iter().map(|d| d.equality.clone()).collect();
+        Ok(Arc::new(EqualityDeleteExec::try_new(
+            scan,
+            scan_columns.len() - 1,
+            &per_file,
+            keep,
+        )?))
+    }
+
+    /// `Exact` when every spec with files decides the filter from partition
+    /// values alone; deletes only remove rows, so they don't change that.
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
+        let md = &self.metadata;
+        let current = md.current_spec()?;
+        let spec_ids: BTreeSet<i32> = md
+            .current_snapshot()
+            .map(|s| s.manifests.iter().map(|m| m.spec_id).collect())
+            .unwrap_or_default();
+        let mut bound = Vec::with_capacity(spec_ids.len());
+        for id in spec_ids {
+            let spec = md.spec(id)?;
+            bound.push(spec.partition_spec.bind(&spec.schema)?);
+        }
+        Ok(filters
+            .iter()
+            .map(|f| {
+                let pred = source_predicate(std::slice::from_ref(*f), &current.schema);
+                if bound.iter().all(|fields| is_exact(&pred, fields)) {
+                    TableProviderFilterPushDown::Exact
+                } else {
+                    TableProviderFilterPushDown::Inexact
+                }
+            })
+            .collect())
+    }
+
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        _input: Arc<dyn ExecutionPlan>,
+        _insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.read_only("INSERT")
+    }
+}
+
+impl ForeignTable {
+    /// Row count and column bounds of the selected files, in the scan's
+    /// column order. Bounds of foreign writers may be truncated or widened
+    /// (Iceberg string bounds, Delta's millisecond timestamps), so they are
+    /// never exact; with deletes, neither are the counts.
+    fn statistics(
+        &self,
+        plan: &crate::provider::planning::FilePlan,
+        layout: &ScanLayout,
+        extra: usize,
+        has_deletes: bool,
+    ) -> crate::error::Result<Statistics> {
+        let width = layout.stored.len() + extra;
+        let mut fields: Vec<Field> = layout.stored.iter().map(|i| self.schema.field(*i).clone()).collect();
+        for i in 0..extra {
+            fields.push(Field::new(format!("__partition_{i}"), DataType::Null, true));
+        }
+        let mut statistics = Statistics::new_unknown(&datafusion::arrow::datatypes::Schema::new(fields));
+        debug_assert_eq!(statistics.column_statistics.len(), width);
+        let rows: u64 = plan.files.iter().map(|f| f.record_count).sum();
+        let bytes: u64 = plan.files.iter().map(|f| f.size).sum();
+        statistics.num_rows = if has_deletes {
+            Precision::Inexact(rows as usize)
+        } else {
+            Precision::Exact(rows as usize)
+        };
+        statistics.total_byte_size = Precision::Inexact(bytes as usize);
+        let current = &self.metadata.current_spec()?.schema;
+        for (column, field) in current.fields.iter().enumerate() {
+            let (Some(summary), Some(i)) = (plan.column_stats.get(&field.id), layout.config_index(column)) else {
+                continue;
+            };
+            let Some(col) = statistics.column_statistics.get_mut(i) else {
+                continue;
+            };
+            if summary.nulls_complete && !has_deletes {
+                col.null_count = Precision::Exact(summary.null_count as usize);
+            }
+            if summary.bounds_complete {
+                let inexact = |v: &Option<ScalarValue>| v.clone().map(Precision::Inexact).unwrap_or(Precision::Absent);
+                col.min_value = inexact(&summary.min);
+                col.max_value = inexact(&summary.max);
+            }
+        }
+        Ok(statistics)
+    }
+}
+
+/// Spread files over `n` groups, largest first onto the lightest group;
+/// each file carries its constant column values and its row selection.
+fn balance(
+    files: &[PlannedFile],
+    deletes: &[FileDeletes],
+    layout: &ScanLayout,
+    tag_files: bool,
+    n: usize,
+) -> Vec<FileGroup> {
+    let n = n.max(1).min(files.len().max(1));
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|a, b| {
+        files[*b]
+            .size
+            .cmp(&files[*a].size)
+            .then_with(|| files[*a].path.cmp(&files[*b].path))
+    });
+    let mut groups: Vec<(u64, Vec<PartitionedFile>)> = (0..n).map(|_| (0, Vec::new())).collect();
+    for i in order {
+        let f = &files[i];
+        let Some(lightest) = groups.iter_mut().min_by_key(|(bytes, _)| *bytes) else {
+            break;
+        };
+        lightest.0 += f.size;
+        let mut file = PartitionedFile::new_from_meta(ObjectMeta {
+            location: f.path.clone(),
+            last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+            size: f.size,
+            e_tag: None,
+            version: None,
+        });
+        let mut values: Vec<ScalarValue> = layout
+            .constants
+            .iter()
+            .map(|(_, p)| f.partition.get(*p).cloned().unwrap_or(ScalarValue::Null))
+            .collect();
+        if tag_files {
+            values.push(ScalarValue::Int32(Some(i as i32)));
+        }
+        file.partition_values = values;
+        if let Some(d) = deletes.get(i)
+            && !d.positions.is_empty()
+        {
+            file = file.with_extension(ParquetRowSelection::new(keep_selection(f.record_count, &d.positions)));
+        }
+        lightest.1.push(file);
+    }
+    groups
+        .into_iter()
+        .filter(|(_, g)| !g.is_empty())
+        .map(|(_, g)| FileGroup::new(g))
+        .collect()
+}
+
+/// The foreign table registered under `name` in `schema`, if it is one.
+pub fn as_foreign(table: &Arc<dyn datafusion::catalog::TableProvider>) -> Option<&ForeignTable> {
+    table.downcast_ref::<ForeignTable>()
+}

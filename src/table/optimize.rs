@@ -1,0 +1,161 @@
+//! `ALTER TABLE t EXECUTE optimize [(file_size_threshold => '128MB')] [WHERE …]`:
+//! compact small files per partition, and move files of older specs into
+//! the current one (so old specs can retire).
+//!
+//! | file (among those the WHERE condition selects)       | rewritten?                                  |
+//! |------------------------------------------------------|---------------------------------------------|
+//! | written under an older table spec                    | always (into the current spec)              |
+//! | current spec, smaller than the threshold, and another small file shares its partition | yes |
+//! | current spec, at least the threshold, or alone       | no                                          |
+//!
+//! The rewritten rows go through the INSERT writer, so each partition gets
+//! one file (more only if it exceeds the write buffer or 128 MiB). Appends
+//! that commit meanwhile do not conflict; a DELETE or UPDATE of a file being
+//! compacted does (the compaction starts over).
+
+use std::collections::{BTreeMap, HashSet};
+
+use async_trait::async_trait;
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::Expr;
+
+use crate::error::{Error, Result};
+use crate::provider::HiddenPartitionsTable;
+use crate::store::Versioned;
+use crate::table::Table;
+use crate::table::change::{Change, ConflictScope, Operation};
+use crate::table::retry::{Attempt, Chosen, WriteStatement};
+use crate::table::rewrite::{as_is, rewrite};
+use crate::table::writer::delete_files;
+
+/// Files below this size are compacted by default.
+pub const DEFAULT_THRESHOLD: u64 = 128 * 1024 * 1024;
+
+/// `ALTER TABLE t EXECUTE optimize`.
+#[derive(Debug)]
+pub struct Optimize {
+    pub table: Table,
+    pub state: SessionState,
+    pub threshold: u64,
+    pub filters: Vec<Expr>,
+}
+
+#[async_trait]
+impl WriteStatement for Optimize {
+    fn table(&self) -> &Table {
+        &self.table
+    }
+
+    async fn choose(&self, provider: &HiddenPartitionsTable) -> Result<Chosen> {
+        let md = provider.metadata();
+        let plan = provider.plan_files(&self.state, &self.filters).await?;
+        let current = md.current_spec_id;
+        // Small files of the current spec, by partition.
+        let mut small: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        let mut read = Vec::new();
+        for (i, f) in plan.files.iter().enumerate() {
+            if f.spec_id != current {
+                read.push(i);
+            } else if f.size < self.threshold {
+                small.entry(format!("{:?}", f.partition)).or_default().push(i);
+            }
+        }
+        read.extend(small.into_values().filter(|g| g.len() > 1).flatten());
+        let keep: HashSet<usize> = read.into_iter().collect();
+        let mut chosen = Chosen {
+            counts: plan.counts,
+            ..Default::default()
+        };
+        chosen.read = plan
+            .files
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| keep.contains(i))
+            .map(|(_, f)| f)
+            .collect();
+        Ok(chosen)
+    }
+
+    async fn attempt(&self, base: Versioned) -> Result<Attempt> {
+        let provider = HiddenPartitionsTable::try_new(self.table.clone(), base)?;
+        let md = provider.metadata();
+        let Some(snapshot) = md.current_snapshot() else {
+            return Ok(Attempt::nothing(Operation::Optimize));
+        };
+        let chosen = self.choose(&provider).await?;
+        if chosen.read.is_empty() {
+            return Ok(Attempt::nothing(Operation::Optimize));
+        }
+        let files: HashSet<_> = chosen.read.iter().map(|f| f.path.clone()).collect();
+        let rewritten = rewrite(&self.state, &provider, files, Ok, as_is()).await?;
+        let read_rows: u64 = chosen.read.iter().map(|f| f.record_count).sum();
+        if rewritten.rows != read_rows {
+            delete_files(&self.table.location, &rewritten.files).await;
+            return Err(Error::Invalid(format!(
+                "optimize of table {}: read {read_rows} rows but wrote {}; nothing was committed",
+                self.table.name, rewritten.rows
+            )));
+        }
+        let mut change = Change::new(Operation::Optimize, Some(snapshot.snapshot_id));
+        change.scope = ConflictScope::Nothing;
+        let built = async {
+            change
+                .remove_files(&self.table.location, md, snapshot, &chosen.read)
+                .await?;
+            change
+                .add_files(&self.table.location, md.current_spec()?, &rewritten.files)
+                .await
+        }
+        .await;
+        if let Err(e) = built {
+            delete_files(&self.table.location, &rewritten.files).await;
+            change.discard(&self.table.location).await;
+            return Err(e);
+        }
+        Ok(Attempt {
+            count: chosen.read.len() as u64,
+            change,
+            written: rewritten.files,
+        })
+    }
+}
+
+/// `'128MB'`, `'1 GiB'`, `'512kB'`, `'1000'` (bytes) → bytes.
+pub fn parse_size(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| Error::Invalid(format!("file_size_threshold {text:?} is not a size such as '128MB'")))?;
+    let factor: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" | "kib" | "k" => 1024.0,
+        "mb" | "mib" | "m" => 1024.0 * 1024.0,
+        "gb" | "gib" | "g" => 1024.0 * 1024.0 * 1024.0,
+        other => {
+            return Err(Error::Invalid(format!(
+                "file_size_threshold {text:?}: unknown unit {other:?} (use B, kB, MB or GB)"
+            )));
+        }
+    };
+    if number <= 0.0 {
+        return Err(Error::Invalid(format!("file_size_threshold {text:?} must be positive")));
+    }
+    Ok((number * factor) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("128MB").unwrap(), 128 << 20);
+        assert_eq!(parse_size("1 GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert!(parse_size("-1MB").is_err());
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+    }
+}
