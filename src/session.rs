@@ -57,16 +57,23 @@ pub fn install_physical_rule(ctx: &SessionContext) {
     {
         guard.add_analyzer_rule(Arc::new(crate::optimizer::DmlSubqueryCheck));
     }
-    if guard
+    let has_pruning = guard
         .physical_optimizers()
         .iter()
-        .any(|r| r.name() == crate::optimizer::RULE_NAME)
-    {
+        .any(|r| r.name() == crate::optimizer::RULE_NAME);
+    let has_cse = guard
+        .optimizers()
+        .iter()
+        .any(|r| r.name() == crate::optimizer::UPDATE_CSE_NAME);
+    if has_pruning && has_cse {
         return;
     }
-    let mut rebuilt = SessionStateBuilder::new_from_existing(guard.clone())
-        .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
-        .build();
+    let rules = crate::optimizer::replace_cse(guard.optimizers());
+    let mut builder = SessionStateBuilder::new_from_existing(guard.clone()).with_optimizer_rules(rules);
+    if !has_pruning {
+        builder = builder.with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule));
+    }
+    let mut rebuilt = builder.build();
     crate::formats::register_factories(&mut rebuilt);
     *guard = rebuilt;
 }
@@ -77,7 +84,13 @@ pub fn install_physical_rule(ctx: &SessionContext) {
 /// the SQL functions are registered on the built context with
 /// [`SessionContextExt::register_warehouse`].
 pub fn with_hidden_partitions(builder: SessionStateBuilder) -> SessionStateBuilder {
+    let mut builder = builder;
+    let rules = match builder.optimizer() {
+        Some(optimizer) => optimizer.rules.clone(),
+        None => datafusion::optimizer::Optimizer::new().rules,
+    };
     let mut builder = builder
+        .with_optimizer_rules(crate::optimizer::replace_cse(&rules))
         .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
         .with_analyzer_rule(Arc::new(crate::optimizer::DmlSubqueryCheck))
         .with_type_planner(Arc::new(crate::variant::VariantTypePlanner));

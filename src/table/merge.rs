@@ -193,17 +193,23 @@ impl Merge {
             if values.is_empty() {
                 // No source key can match: no target file is needed.
                 filters.push(lit(false));
-            } else if values.len() <= MAX_KEY_LIST {
-                filters.push(column.in_list(values.into_iter().map(lit).collect(), false));
             } else {
+                // The range lets file statistics prune (DataFusion's pruning
+                // gives up on long IN lists); the list lets the transforms
+                // prune (bucket, identity, truncate).
                 let min = values
                     .iter()
                     .min_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
                 let max = values
                     .iter()
                     .max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-                if let (Some(min), Some(max)) = (min, max) {
-                    filters.push(column.between(lit(min.clone()), lit(max.clone())));
+                // No range over floats: NaN keys match NaN rows but have no order.
+                let floats = values[0].data_type().is_floating();
+                if let (Some(min), Some(max), false) = (min, max, floats) {
+                    filters.push(column.clone().between(lit(min.clone()), lit(max.clone())));
+                }
+                if values.len() <= MAX_KEY_LIST {
+                    filters.push(column.in_list(values.into_iter().map(lit).collect(), false));
                 }
             }
         }
