@@ -69,7 +69,10 @@ impl HiddenPartitionsTable {
         let md = &self.version.metadata;
         let snapshot = if let Ok(id) = selector.parse::<i64>() {
             md.snapshot(id).map(|s| s.snapshot_id).ok_or_else(|| {
-                crate::error::Error::Invalid(format!("table {} has no snapshot {id}", self.table.name))
+                crate::error::Error::Invalid(format!(
+                    "table {name} has no snapshot {id}: it never existed or was expired (expire_snapshots); \"{name}$snapshots\" lists the live ones",
+                    name = self.table.name
+                ))
             })?
         } else if let Some(tag) = md.refs.get(selector) {
             tag.snapshot_id
@@ -92,8 +95,18 @@ impl HiddenPartitionsTable {
                 .max_by_key(|s| (s.timestamp_ms, s.sequence_number))
                 .map(|s| s.snapshot_id)
                 .ok_or_else(|| {
+                    let oldest = md.snapshots.iter().map(|s| s.timestamp_ms).min();
+                    let oldest = oldest
+                        .and_then(chrono::DateTime::from_timestamp_millis)
+                        .map(|t| {
+                            format!(
+                                " (the oldest live snapshot is from {}; older ones were expired or never existed)",
+                                t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                            )
+                        })
+                        .unwrap_or_default();
                     crate::error::Error::Invalid(format!(
-                        "table {} has no snapshot at or before {selector}",
+                        "table {} has no snapshot at or before {selector}{oldest}",
                         self.table.name
                     ))
                 })?
