@@ -6,12 +6,17 @@
 //! | `t$specs`          | table spec                   | spec_id, is_current, partition_spec, schema                        |
 //! | `t$refs`           | tag                          | name, type, snapshot_id                                            |
 //! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count |
-//! | `t$files`          | data file                    | path, spec_id, partition, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds |
-//! | `t$partitions`     | (spec, partition)            | spec_id, partition, file_count, record_count, total_size_in_bytes  |
+//! | `t$files`          | data file                    | path, spec_id, partition, partition_values, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds |
+//! | `t$partitions`     | (spec, partition values)     | spec_id, partition, partition_values, file_count, record_count, total_size_in_bytes |
 //! | `t$orphans`        | file of ours nothing references (see `table::orphans`) | path, size, last_modified          |
 //!
 //! `partition` is the Hive path of the partition (`ts_day=2024-01-01/region=EU`);
-//! bounds and null counts are JSON objects keyed by column name.
+//! `partition_values` the values themselves as a JSON object
+//! (`{"ts_day":"2024-01-01","region":"EU"}`). The path cannot tell a NULL,
+//! an empty string and the string `__HIVE_DEFAULT_PARTITION__` apart (all
+//! three are `region=__HIVE_DEFAULT_PARTITION__`); the values can
+//! (`null`, `""`, `"__HIVE_DEFAULT_PARTITION__"`), and `t$partitions` groups
+//! by them. Bounds and null counts are JSON objects keyed by column name.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,7 +30,9 @@ use datafusion::datasource::MemTable;
 
 use crate::error::Result;
 use crate::invalid;
-use crate::manifest::format::{FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION_STRINGS, PATH, RECORD_COUNT, STATS};
+use crate::manifest::format::{
+    FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION, PARTITION_STRINGS, PATH, RECORD_COUNT, STATS,
+};
 use crate::manifest::read_manifest;
 use crate::spec::TableMetadata;
 use crate::store::TableLocation;
@@ -168,6 +175,7 @@ struct FileRow {
     path: String,
     spec_id: i32,
     partition: String,
+    values: String,
     records: i64,
     size: i64,
     null_counts: String,
@@ -196,21 +204,25 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
             sizes.as_primitive::<Int64Type>(),
         );
         let strings = b.column_by_name(PARTITION_STRINGS).map(|c| c.as_struct().clone());
+        let typed = b.column_by_name(PARTITION).map(|c| c.as_struct().clone());
         let stats = b.column_by_name(STATS).map(|c| c.as_struct().clone());
         for i in 0..b.num_rows() {
-            let partition = match &strings {
-                Some(s) => s
-                    .columns()
-                    .iter()
-                    .zip(s.column_names())
-                    .map(|(c, name)| {
-                        let v = c.as_string::<i32>();
-                        values::hive::partition_dir(name, (!v.is_null(i)).then(|| v.value(i)))
-                    })
-                    .collect::<Vec<_>>()
-                    .join("/"),
-                None => String::new(),
-            };
+            let mut dirs = Vec::new();
+            if let Some(s) = &strings {
+                for (c, name) in s.columns().iter().zip(s.column_names()) {
+                    let v = c.as_string::<i32>();
+                    dirs.push(values::hive::partition_dir(name, (!v.is_null(i)).then(|| v.value(i))));
+                }
+            }
+            let partition = dirs.join("/");
+            let mut pairs = Vec::new();
+            if let Some(typed) = &typed {
+                for (c, name) in typed.columns().iter().zip(typed.column_names()) {
+                    let value = partition_value_json(&ScalarValue::try_from_array(c, i)?);
+                    pairs.push(format!("{}:{value}", serde_json::to_string(name)?));
+                }
+            }
+            let partition_values = format!("{{{}}}", pairs.join(","));
             let mut nulls = BTreeMap::new();
             let mut lower = BTreeMap::new();
             let mut upper = BTreeMap::new();
@@ -238,6 +250,7 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
                 path: paths.value(i).to_string(),
                 spec_id: m.spec_id,
                 partition,
+                values: partition_values,
                 records: records.value(i),
                 size: sizes.value(i),
                 null_counts: serde_json::to_string(&nulls)?,
@@ -247,6 +260,22 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
         }
     }
     Ok(rows)
+}
+
+/// A partition value as JSON: strings as they are (`""` stays `""`), other
+/// types in their partition-path spelling, NULL as `null`.
+fn partition_value_json(v: &ScalarValue) -> String {
+    let text = match v {
+        _ if v.is_null() => None,
+        ScalarValue::Utf8(s) | ScalarValue::LargeUtf8(s) | ScalarValue::Utf8View(s) => s.clone(),
+        other => Some(
+            values::serialize(other)
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| other.to_string()),
+        ),
+    };
+    serde_json::to_string(&text).unwrap_or_else(|_| "null".to_string())
 }
 
 async fn orphans(location: &TableLocation, md: &TableMetadata) -> Result<RecordBatch> {
@@ -283,6 +312,7 @@ async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBat
             Field::new("path", DataType::Utf8, false),
             Field::new("spec_id", DataType::Int32, false),
             Field::new("partition", DataType::Utf8, false),
+            Field::new("partition_values", DataType::Utf8, false),
             Field::new("record_count", DataType::Int64, false),
             Field::new("file_size_in_bytes", DataType::Int64, false),
             Field::new("null_counts", DataType::Utf8, false),
@@ -293,6 +323,7 @@ async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBat
             Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.path.as_str()))),
             Arc::new(Int32Array::from_iter_values(r.iter().map(|x| x.spec_id))),
             Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.partition.as_str()))),
+            Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.values.as_str()))),
             Arc::new(Int64Array::from_iter_values(r.iter().map(|x| x.records))),
             Arc::new(Int64Array::from_iter_values(r.iter().map(|x| x.size))),
             Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.null_counts.as_str()))),
@@ -303,27 +334,32 @@ async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBat
 }
 
 async fn partitions(location: &TableLocation, md: &TableMetadata) -> Result<RecordBatch> {
-    let mut groups: BTreeMap<(i32, String), (i64, i64, i64)> = BTreeMap::new();
+    // Keyed by the values, not the path: NULL, '' and '__HIVE_DEFAULT_PARTITION__' differ.
+    let mut groups: BTreeMap<(i32, String), (String, i64, i64, i64)> = BTreeMap::new();
     for f in file_rows(location, md).await? {
-        let e = groups.entry((f.spec_id, f.partition)).or_default();
-        e.0 += 1;
-        e.1 += f.records;
-        e.2 += f.size;
+        let e = groups
+            .entry((f.spec_id, f.values))
+            .or_insert_with(|| (f.partition, 0, 0, 0));
+        e.1 += 1;
+        e.2 += f.records;
+        e.3 += f.size;
     }
     batch(
         vec![
             Field::new("spec_id", DataType::Int32, false),
             Field::new("partition", DataType::Utf8, false),
+            Field::new("partition_values", DataType::Utf8, false),
             Field::new("file_count", DataType::Int64, false),
             Field::new("record_count", DataType::Int64, false),
             Field::new("total_size_in_bytes", DataType::Int64, false),
         ],
         vec![
             Arc::new(Int32Array::from_iter_values(groups.keys().map(|k| k.0))),
+            Arc::new(StringArray::from_iter_values(groups.values().map(|v| v.0.as_str()))),
             Arc::new(StringArray::from_iter_values(groups.keys().map(|k| k.1.as_str()))),
-            Arc::new(Int64Array::from_iter_values(groups.values().map(|v| v.0))),
             Arc::new(Int64Array::from_iter_values(groups.values().map(|v| v.1))),
             Arc::new(Int64Array::from_iter_values(groups.values().map(|v| v.2))),
+            Arc::new(Int64Array::from_iter_values(groups.values().map(|v| v.3))),
         ],
     )
 }

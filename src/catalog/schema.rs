@@ -15,6 +15,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnv;
 
 use super::metadata_tables::metadata_table;
+use super::read_only::ReadOnly;
 use super::warehouse::{Warehouse, check_table_name};
 use crate::error::Error;
 use crate::provider::HiddenPartitionsTable;
@@ -177,6 +178,9 @@ impl SchemaProvider for WarehouseSchema {
             && let Some(base) = self.others.read().ok().and_then(|o| o.get(&name[..i]).cloned())
             && let Some(found) = crate::formats::foreign_lookup(&base, name).await?
         {
+            if name[i..].starts_with('$') {
+                return Ok(Some(Arc::new(ReadOnly::new(found, name, &name[..i]))));
+            }
             return Ok(Some(found));
         }
         if let Some((table, selector)) = name.split_once('@') {
@@ -190,7 +194,7 @@ impl SchemaProvider for WarehouseSchema {
                 return Ok(None);
             };
             let mem = metadata_table(&t.table().location, t.metadata(), kind).await?;
-            return Ok(Some(Arc::new(mem)));
+            return Ok(Some(Arc::new(ReadOnly::new(Arc::new(mem), name, table))));
         }
         Ok(self
             .load_table(name)

@@ -257,11 +257,7 @@ async fn column_definition(ctx: &SessionContext, definition: &str) -> Result<dat
 
 async fn load_warehouse_table(ctx: &SessionContext, table: &str) -> Result<crate::provider::HiddenPartitionsTable> {
     let reference = TableReference::parse_str(table);
-    if let Some((base, _)) = reference.table().split_once(['@', '$']) {
-        return Err(Error::Invalid(format!(
-            "{table} is read-only (a time-travel snapshot or a metadata table of {base}); change table {base} itself"
-        )));
-    }
+    refuse_derived_name(reference.table(), "change")?;
     let Some(schema) = warehouse_schema(ctx, &reference) else {
         return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
     };
@@ -501,6 +497,21 @@ async fn condition_expr(ctx: &SessionContext, table: &str, condition: &str) -> R
     Ok(crate::expr::unqualified(predicate)?)
 }
 
+/// `"t@…"` (a snapshot read by time travel) and `"t$…"` (a metadata table)
+/// name views of table `t`: DDL and ALTER on them is an error that says so.
+fn refuse_derived_name(name: &str, verb: &str) -> Result<()> {
+    let Some(i) = name.find(['@', '$']) else {
+        return Ok(());
+    };
+    let (base, what) = match &name[i..i + 1] {
+        "@" => (&name[..i], "a snapshot of"),
+        _ => (&name[..i], "a metadata table of"),
+    };
+    Err(Error::Invalid(format!(
+        "{name} is read-only ({what} table {base}): {verb} table {base} itself"
+    )))
+}
+
 /// `DROP TABLE`: warehouse tables through the catalog (see `catalog::ddl`),
 /// anything else through DataFusion.
 async fn drop_tables(
@@ -513,6 +524,7 @@ async fn drop_tables(
     let mut targets = Vec::new();
     for name in names {
         let reference = TableReference::parse_str(name);
+        refuse_derived_name(reference.table(), "drop")?;
         match warehouse_schema(ctx, &reference) {
             Some(schema) => targets.push((schema, reference)),
             None if purge => {

@@ -92,13 +92,42 @@ pub fn unescape(s: &str) -> Result<String, ValueError> {
     percent::decode(s)
 }
 
+/// Longest directory name [`partition_dir`] makes, in bytes: file systems
+/// refuse names over 255 bytes.
+pub const MAX_DIR_BYTES: usize = 200;
+
 /// The directory name for one partition column: `column=value`.
+///
+/// A name longer than [`MAX_DIR_BYTES`] is shortened deterministically:
+/// the escaped value is cut (at a character and escape boundary) and
+/// followed by `~` and 16 hex digits of the FNV-1a hash of the whole
+/// serialized value, e.g. `s=xxxx…xxxx~5c1f0e8d2a3b4c6d`. Such a name
+/// cannot be read back into the value; the manifest keeps the value.
 pub fn partition_dir(column: &str, serialized: Option<&str>) -> String {
     let value = match serialized {
         Some(text) => escape(text),
         None => DEFAULT_PARTITION.to_owned(),
     };
-    format!("{}={value}", escape(column))
+    let column = escape(column);
+    if column.len() + 1 + value.len() <= MAX_DIR_BYTES {
+        return format!("{column}={value}");
+    }
+    let hash = fnv1a_64(serialized.unwrap_or_default().as_bytes());
+    let room = MAX_DIR_BYTES.saturating_sub(column.len() + 1 + 17);
+    let mut cut = room.min(value.len());
+    let bytes = value.as_bytes();
+    let splits_escape = |cut: usize| bytes[..cut].iter().rev().take(2).any(|b| *b == b'%');
+    while cut > 0 && (!value.is_char_boundary(cut) || splits_escape(cut)) {
+        cut -= 1;
+    }
+    format!("{column}={}~{hash:016x}", &value[..cut])
+}
+
+/// FNV-1a, 64 bits: small, stable across versions and platforms.
+fn fnv1a_64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Splits one directory name into the unescaped column and value; the value
@@ -226,5 +255,24 @@ mod tests {
         for s in [all_ascii.as_str(), "%%%25", "a=b=c", "ü%ü", ""] {
             assert_eq!(unescape(&escape(s)).expect("ok"), s);
         }
+    }
+
+    #[test]
+    fn long_values_get_a_short_deterministic_directory() {
+        let long = "é".repeat(150) + "/x";
+        let dir = partition_dir("s", Some(&long));
+        assert!(dir.len() <= MAX_DIR_BYTES, "{} bytes", dir.len());
+        assert!(dir.starts_with("s=éé"), "{dir}");
+        assert_eq!(dir, partition_dir("s", Some(&long)));
+        assert_ne!(dir, partition_dir("s", Some(&(long.clone() + "y"))));
+        // A cut never splits an escape: `%2F` stays whole or goes.
+        for n in 150..200 {
+            let v = "/".repeat(n);
+            let d = partition_dir("s", Some(&v));
+            let (prefix, _) = d.split_once('~').unwrap();
+            assert!(unescape(prefix.trim_start_matches("s=")).is_ok(), "{d}");
+        }
+        // Short ones are untouched.
+        assert_eq!(partition_dir("s", Some("a b")), "s=a b");
     }
 }
