@@ -342,3 +342,74 @@ fn inserts_racing_drop_and_create_never_corrupt_the_table() {
         8,
     );
 }
+
+/// DROP leaves no empty directories behind: of a warehouse table only the
+/// tombstone in `metadata/` stays; of a LOCATION table dropped with PURGE,
+/// likewise (the location's own directory is the user's).
+#[tokio::test]
+async fn drop_removes_the_directories_it_emptied() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let loc = dir.path().join("loc");
+    let ctx = setup(&wh, "t", None).await;
+    execute_sql(
+        &ctx,
+        &format!(
+            "CREATE TABLE u {TABLE} LOCATION '{}'; INSERT INTO u VALUES (1, 'a')",
+            loc.display()
+        ),
+    )
+    .await
+    .unwrap();
+    execute_sql(&ctx, "DROP TABLE t; DROP TABLE u PURGE").await.unwrap();
+    fn dirs_under(p: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(p).unwrap().flatten() {
+            if e.path().is_dir() {
+                out.push(e.path());
+                dirs_under(&e.path(), out);
+            }
+        }
+    }
+    for (root, name) in [(wh.join("t"), "t"), (loc.clone(), "u")] {
+        let mut dirs = Vec::new();
+        dirs_under(&root, &mut dirs);
+        assert_eq!(dirs, vec![root.join("metadata")], "{name}: {dirs:?}");
+        let files = files_under(&root);
+        assert_eq!(files.len(), 1, "{name}: {files:?}");
+    }
+}
+
+/// A version file whose current snapshot is not listed is refused for
+/// reading and writing, with the file and the inconsistency named; no
+/// commit is made on top of it.
+#[tokio::test]
+async fn inconsistent_metadata_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let ctx = setup(&wh, "t", None).await;
+    let latest = wh.join("t/metadata/v3.metadata.json");
+    let text = std::fs::read_to_string(&latest).unwrap();
+    let mut md: serde_json::Value = serde_json::from_str(&text).unwrap();
+    md["current-snapshot-id"] = serde_json::json!(123);
+    std::fs::write(&latest, serde_json::to_vec_pretty(&md).unwrap()).unwrap();
+
+    let fresh = session(&wh).await.unwrap();
+    for sql in ["SELECT count(*) FROM t", "INSERT INTO t VALUES (9, 'z')"] {
+        let err = execute_sql(&fresh, sql).await.unwrap_err().to_string();
+        assert!(err.contains("v3.metadata.json"), "{sql}: {err}");
+        assert!(
+            err.contains("current-snapshot-id 123 names no snapshot"),
+            "{sql}: {err}"
+        );
+    }
+    assert!(!wh.join("t/metadata/v4.metadata.json").exists());
+    drop(ctx);
+
+    // A manifest naming a table spec that does not exist.
+    md["current-snapshot-id"] = md["snapshots"][1]["snapshot-id"].clone();
+    md["snapshots"][1]["manifests"][0]["spec-id"] = serde_json::json!(5);
+    std::fs::write(&latest, serde_json::to_vec_pretty(&md).unwrap()).unwrap();
+    let fresh = session(&wh).await.unwrap();
+    let err = execute_sql(&fresh, "SELECT * FROM t").await.unwrap_err().to_string();
+    assert!(err.contains("names table spec 5, which is not listed"), "{err}");
+}

@@ -140,7 +140,9 @@ impl TableMetadata {
                 md.format_version
             );
         }
-        md.current_spec()?;
+        if let Err(problem) = super::validate::check(&md) {
+            return format_err!("inconsistent table metadata: {problem}");
+        }
         Ok(md)
     }
 

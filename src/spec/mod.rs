@@ -6,6 +6,7 @@ pub mod partition;
 pub mod schema;
 pub mod table_spec;
 pub mod types;
+pub mod validate;
 
 pub use metadata::{FieldSummary, ManifestFile, Snapshot, SnapshotRef, TableMetadata};
 pub use partition::{BoundPartitionField, PartitionField, PartitionSpec};
