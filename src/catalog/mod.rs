@@ -4,6 +4,7 @@ pub mod ddl;
 pub mod metadata_tables;
 pub mod read_only;
 pub mod schema;
+pub mod show_create;
 pub mod warehouse;
 
 pub use schema::WarehouseSchema;

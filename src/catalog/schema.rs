@@ -124,6 +124,7 @@ impl WarehouseSchema {
                 (true, _) => location.load_latest().await?,
             };
         }
+        let linked = location.url() != inside.url();
         let Some(loaded) = loaded else {
             return Ok(None);
         };
@@ -134,10 +135,8 @@ impl WarehouseSchema {
             version: loaded.version,
             metadata,
         };
-        Ok(Some(HiddenPartitionsTable::try_new(
-            Table::new(name, location),
-            version,
-        )?))
+        let table = HiddenPartitionsTable::try_new(Table::new(name, location), version)?;
+        Ok(Some(if linked { table.with_location_clause()? } else { table }))
     }
 
     /// Register a newly created table of ours.

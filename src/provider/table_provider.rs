@@ -47,11 +47,15 @@ pub struct HiddenPartitionsTable {
     as_of: Option<i64>,
     /// Read only these data files (a write statement rewriting them).
     only: Option<Arc<HashSet<object_store::path::Path>>>,
+    /// `SHOW CREATE TABLE`: a statement that recreates the table.
+    definition: String,
 }
 
 impl HiddenPartitionsTable {
     pub fn try_new(table: Table, version: Versioned) -> crate::error::Result<Self> {
-        let schema = version.metadata.current_spec()?.schema.arrow_schema();
+        let spec = version.metadata.current_spec()?;
+        let schema = spec.schema.arrow_schema();
+        let definition = crate::catalog::show_create::create_statement(&table.name, spec, None);
         let table = table.bound(&version.metadata.table_uuid);
         Ok(Self {
             table,
@@ -59,7 +63,17 @@ impl HiddenPartitionsTable {
             schema,
             as_of: None,
             only: None,
+            definition,
         })
+    }
+
+    /// Say in `SHOW CREATE TABLE` that the table lives at its own location
+    /// (a `LOCATION` table, not one inside the warehouse).
+    pub fn with_location_clause(mut self) -> crate::error::Result<Self> {
+        let spec = self.version.metadata.current_spec()?;
+        let url = self.table.location.url();
+        self.definition = crate::catalog::show_create::create_statement(&self.table.name, spec, Some(&url));
+        Ok(self)
     }
 
     /// The table as of a snapshot: `@<snapshot id>`, `@<tag>`, or `@<timestamp>` (the
@@ -223,6 +237,10 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    fn get_table_definition(&self) -> Option<&str> {
+        Some(&self.definition)
     }
 
     async fn scan(

@@ -54,7 +54,17 @@ pub async fn execute_sql(ctx: &SessionContext, sql: &str) -> Result<Vec<Statemen
 /// Run one parsed statement.
 pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Result<StatementResult> {
     match statement {
-        Statement::Other(text) => run_datafusion(ctx, &text).await,
+        Statement::Other(text) => match super::describe::describe_target(&text) {
+            Some(name) => {
+                let described = run_datafusion(ctx, &text).await?;
+                let batches = super::describe::with_partitioning(ctx, &name, described.batches).await?;
+                Ok(StatementResult {
+                    schema: described.schema,
+                    batches,
+                })
+            }
+            None => run_datafusion(ctx, &text).await,
+        },
         Statement::CreateTable(create) => create_table(ctx, create).await,
         Statement::Tag {
             table,

@@ -1,6 +1,7 @@
 //! The statement layer: `CREATE TABLE … PARTITIONED BY (…)` and friends,
 //! usable from Rust ([`execute_sql`]) and from the CLI.
 
+pub mod describe;
 pub mod execute;
 pub mod statement;
 pub mod transform_list;
