@@ -138,15 +138,7 @@ pub fn a_format(format: &str) -> String {
     format!("{} {format}", if vowel { "an" } else { "a" })
 }
 
-/// Milliseconds since the epoch of `2024-05-01T12:00:00Z` or `2024-05-01 12:00:00` (UTC).
-pub fn parse_timestamp_ms(s: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(s)
-        .map(|t| t.timestamp_millis())
-        .or_else(|_| {
-            chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f").map(|t| t.and_utc().timestamp_millis())
-        })
-        .ok()
-}
+pub use crate::provider::planning::parse_timestamp_ms;
 
 /// A metadata table (`"t$files"`) or time travel (`"t@123"`) of a foreign
 /// table registered as `base`; `None` when `base` is not one.

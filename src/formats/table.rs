@@ -41,9 +41,8 @@ use object_store::ObjectMeta;
 
 use super::deletes::{FileDeletes, keep_selection};
 use super::equality_exec::EqualityDeleteExec;
-use crate::expr::is_exact;
 use crate::provider::HiddenPartitionsScanExec;
-use crate::provider::planning::{PlannedFile, plan_files, source_predicate, stats_pruning_predicate};
+use crate::provider::planning::{PlannedFile, plan_files, stats_pruning_predicate};
 use crate::provider::scan_exec::{FileInfo, RuntimeContext};
 use crate::spec::TableMetadata;
 use crate::store::TableLocation;
@@ -326,28 +325,11 @@ impl datafusion::catalog::TableProvider for ForeignTable {
     /// `Exact` when every spec with files decides the filter from partition
     /// values alone; deletes only remove rows, so they don't change that.
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
-        let md = &self.metadata;
-        let current = md.current_spec()?;
-        let spec_ids: BTreeSet<i32> = md
-            .current_snapshot()
-            .map(|s| s.manifests.iter().map(|m| m.spec_id).collect())
-            .unwrap_or_default();
-        let mut bound = Vec::with_capacity(spec_ids.len());
-        for id in spec_ids {
-            let spec = md.spec(id)?;
-            bound.push(spec.partition_spec.bind(&spec.schema)?);
-        }
-        Ok(filters
-            .iter()
-            .map(|f| {
-                let pred = source_predicate(std::slice::from_ref(*f), &current.schema);
-                if bound.iter().all(|fields| is_exact(&pred, fields)) {
-                    TableProviderFilterPushDown::Exact
-                } else {
-                    TableProviderFilterPushDown::Inexact
-                }
-            })
-            .collect())
+        Ok(crate::provider::planning::filter_pushdown(
+            &self.metadata,
+            self.metadata.current_snapshot(),
+            filters,
+        )?)
     }
 
     async fn insert_into(

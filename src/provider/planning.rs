@@ -105,6 +105,49 @@ impl FilePlan {
     }
 }
 
+/// How each filter can be pushed into a scan of `snapshot`: `Exact` when
+/// every table spec that has files there decides it from partition values
+/// alone (see `expr::exact`), `Inexact` otherwise. Shared by our tables and
+/// foreign ones (whose deletes only remove rows, so they don't change it).
+pub fn filter_pushdown(
+    md: &TableMetadata,
+    snapshot: Option<&Snapshot>,
+    filters: &[&Expr],
+) -> Result<Vec<datafusion::logical_expr::TableProviderFilterPushDown>> {
+    use datafusion::logical_expr::TableProviderFilterPushDown as P;
+    let current = md.current_spec()?;
+    let spec_ids: std::collections::BTreeSet<i32> = snapshot
+        .map(|s| s.manifests.iter().map(|m| m.spec_id).collect())
+        .unwrap_or_default();
+    let mut bound = Vec::with_capacity(spec_ids.len());
+    for id in spec_ids {
+        let spec = md.spec(id)?;
+        bound.push(spec.partition_spec.bind(&spec.schema)?);
+    }
+    Ok(filters
+        .iter()
+        .map(|f| {
+            let pred = source_predicate(std::slice::from_ref(*f), &current.schema);
+            if bound.iter().all(|fields| crate::expr::is_exact(&pred, fields)) {
+                P::Exact
+            } else {
+                P::Inexact
+            }
+        })
+        .collect())
+}
+
+/// A time-travel timestamp: RFC 3339 (`2024-05-01T12:00:00Z`) or
+/// `2024-05-01 12:00:00[.fff]` in UTC, as milliseconds since the epoch.
+pub fn parse_timestamp_ms(s: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .map(|t| t.timestamp_millis())
+        .or_else(|_| {
+            chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f").map(|t| t.and_utc().timestamp_millis())
+        })
+        .ok()
+}
+
 /// The filter in the form every step needs: bound to source field ids, NOT-free.
 pub fn source_predicate(filters: &[Expr], schema: &Schema) -> Predicate {
     match conjunction(filters.iter().cloned()) {

@@ -3,7 +3,7 @@
 //! The catalog hands out a provider per statement, loaded from the latest
 //! committed version, so every statement sees the table as of its start.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -26,11 +26,11 @@ use datafusion::physical_plan::empty::EmptyExec;
 use object_store::ObjectMeta;
 
 use super::field_ids::FieldIdAdapterFactory;
-use super::planning::{FilePlan, PlannedFile, plan_files, source_predicate, stats_pruning_predicate};
+use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
 use super::scan_exec::{FileInfo, HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
-use crate::expr::{is_exact, unqualified};
+use crate::expr::unqualified;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -91,13 +91,8 @@ impl HiddenPartitionsTable {
         } else if let Some(tag) = md.refs.get(selector) {
             tag.snapshot_id
         } else {
-            let ts = chrono::DateTime::parse_from_rfc3339(selector)
-                .map(|t| t.timestamp_millis())
-                .or_else(|_| {
-                    chrono::NaiveDateTime::parse_from_str(selector, "%Y-%m-%d %H:%M:%S%.f")
-                        .map(|t| t.and_utc().timestamp_millis())
-                })
-                .map_err(|_| {
+            let ts = crate::provider::planning::parse_timestamp_ms(selector)
+                .ok_or_else(|| {
                     crate::error::Error::Invalid(format!(
                         "cannot read {selector:?} as a snapshot id, a tag of table {} or a timestamp (e.g. 2024-05-01T12:00:00Z)",
                         self.table.name
@@ -346,28 +341,11 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
     /// `Exact` when every table spec that has files decides the filter from
     /// partition values alone (see `expr::exact`); `Inexact` otherwise.
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
-        let md = &self.version.metadata;
-        let current = md.current_spec()?;
-        let spec_ids: BTreeSet<i32> = self
-            .snapshot()
-            .map(|s| s.manifests.iter().map(|m| m.spec_id).collect())
-            .unwrap_or_default();
-        let mut bound = Vec::with_capacity(spec_ids.len());
-        for id in spec_ids {
-            let spec = md.spec(id)?;
-            bound.push(spec.partition_spec.bind(&spec.schema)?);
-        }
-        Ok(filters
-            .iter()
-            .map(|f| {
-                let pred = source_predicate(std::slice::from_ref(*f), &current.schema);
-                if bound.iter().all(|fields| is_exact(&pred, fields)) {
-                    TableProviderFilterPushDown::Exact
-                } else {
-                    TableProviderFilterPushDown::Inexact
-                }
-            })
-            .collect())
+        Ok(crate::provider::planning::filter_pushdown(
+            &self.version.metadata,
+            self.snapshot(),
+            filters,
+        )?)
     }
 
     async fn delete_from(&self, state: &dyn Session, filters: Vec<Expr>) -> Result<Arc<dyn ExecutionPlan>> {
