@@ -336,3 +336,25 @@ fn terminal_prompt_goes_on_after_errors_and_keeps_history() {
     let history = std::fs::read_to_string(dir.path().join(".hidden_partitions_history")).unwrap();
     assert_eq!(history, "SELECT nope;\nSELECT 41 +\\n1 AS answer;\n\\\\q\n");
 }
+
+#[test]
+fn quickstart_example_runs_and_runs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quickstart.sql");
+    let first = run(dir.path(), &["--format", "csv", "-f", script]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let out = stdout(&first);
+    for shown in [
+        "events,0,8/80\n",                  // one day
+        "events,0,1/80\n",                  // one id
+        "events,0,80/80\nevents,1,24/72\n", // region, after evolution
+        "0,2024-01-01T00:00:00,EU,\"{\"\"amount\"\":0,\"\"device\"\":\"\"ios\"\"}\"\n",
+        "android,3000,150000\nios,1000,48000\nweb,1000,49500\n",
+    ] {
+        assert!(out.contains(shown), "{shown} missing from\n{out}");
+    }
+    // DROP TABLE IF EXISTS at its start makes it re-runnable.
+    let again = run(dir.path(), &["--format", "csv", "-f", script]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again), out);
+}
