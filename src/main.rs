@@ -12,7 +12,8 @@ use hidden_partitions::{StorageOptions, Warehouse, session_with};
 #[command(
     name = "hidden-partitions",
     version,
-    about = "Run SQL against a warehouse of hidden-partitioned tables"
+    about = "Run SQL against a warehouse of hidden-partitioned tables",
+    after_help = "Without -c or -f a prompt opens; \\? there lists its commands."
 )]
 struct Args {
     /// Warehouse holding the tables: a directory (created if missing) or a

@@ -225,6 +225,11 @@ fn prompt_help_timing_and_quit() {
     let (seconds, rest) = elapsed.split_once(" s\n").unwrap();
     assert!(seconds.parse::<f64>().is_ok(), "{out}");
     assert_eq!(rest, "Timing is off.\ntwo\n2\n");
+    let help = stdout(&run(dir.path(), &["--help"]));
+    assert!(
+        help.contains("Without -c or -f a prompt opens; \\? there lists its commands."),
+        "{help}"
+    );
     // Commands belong to the prompt: in a script `\d` is SQL, and wrong.
     let o = run(dir.path(), &["-c", "\\d"]);
     assert!(!o.status.success());
@@ -277,9 +282,14 @@ fn terminal_prompt_goes_on_after_errors_and_keeps_history() {
     use std::io::{Read, Write};
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
-    if Command::new("script").arg("--version").output().is_err() {
+    let has_pty = Command::new("script")
+        .args(["-qec", "true", "/dev/null"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_pty {
         eprintln!(
-            "SKIPPED terminal_prompt_goes_on_after_errors_and_keeps_history: util-linux `script` is not installed"
+            "SKIPPED terminal_prompt_goes_on_after_errors_and_keeps_history: \
+             util-linux `script` is not installed or cannot open a pseudo-terminal"
         );
         return;
     }
