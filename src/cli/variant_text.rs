@@ -21,7 +21,7 @@ use crate::variant::udf::to_json_array;
 
 /// `schema` with every variant field (at any depth) turned into Utf8.
 pub fn display_schema(schema: &SchemaRef) -> SchemaRef {
-    if !schema.fields().iter().any(|f| has_variant(f)) {
+    if !schema.fields().iter().any(has_variant) {
         return schema.clone();
     }
     let fields: Vec<FieldRef> = schema.fields().iter().map(display_field).collect();
@@ -31,7 +31,7 @@ pub fn display_schema(schema: &SchemaRef) -> SchemaRef {
 /// `batch` with every variant column (at any depth) as JSON text.
 pub fn display_batch(batch: &RecordBatch) -> Result<RecordBatch> {
     let schema = batch.schema();
-    if !schema.fields().iter().any(|f| has_variant(f)) {
+    if !schema.fields().iter().any(has_variant) {
         return Ok(batch.clone());
     }
     let (fields, columns): (Vec<FieldRef>, Vec<ArrayRef>) = schema
