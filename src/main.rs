@@ -4,16 +4,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use hidden_partitions::cli::progress::Progress;
-use hidden_partitions::cli::{OutputFormat, repl, write_result};
-use hidden_partitions::sql::{execute_statement, parse_statements};
+use hidden_partitions::cli::run::{Printing, run_sql};
+use hidden_partitions::cli::{OutputFormat, repl};
 use hidden_partitions::{StorageOptions, Warehouse, session_with};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "hidden-partitions",
     version,
-    about = "Run SQL against a warehouse of hidden-partitioned tables"
+    about = "Run SQL against a warehouse of hidden-partitioned tables",
+    after_help = "Without -c or -f a prompt opens; \\? there lists its commands."
 )]
 struct Args {
     /// Warehouse holding the tables: a directory (created if missing) or a
@@ -69,31 +69,13 @@ async fn main() -> ExitCode {
         }
     }
     scripts.extend(args.command.iter().cloned());
-    let mut out = std::io::stdout().lock();
+    let printing = Printing {
+        format: args.format,
+        timing: false,
+    };
     for script in scripts {
-        let statements = match parse_statements(&script) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("Error: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        // Print each result as soon as its statement ran, so output before a failure is kept.
-        for statement in statements {
-            let progress = Progress::start();
-            let result = execute_statement(&ctx, statement).await;
-            progress.finish();
-            let result = match result {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("Error: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            if let Err(e) = write_result(&mut out, &result, args.format) {
-                eprintln!("Error: {e}");
-                return ExitCode::FAILURE;
-            }
+        if !run_sql(&ctx, &script, printing).await {
+            return ExitCode::FAILURE;
         }
     }
     ExitCode::SUCCESS

@@ -15,6 +15,26 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string()
 }
 
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// The prompt (no `-c`/`-f`) with `input` piped into it.
+fn prompt(warehouse: &std::path::Path, args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .arg("--warehouse")
+        .arg(warehouse)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn statements_persist_across_invocations_and_csv_prints_nulls_empty() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,23 +106,265 @@ fn failing_statement_exits_non_zero_with_the_error_on_stderr() {
 
 #[test]
 fn interactive_prompt_reads_statements_from_stdin() {
-    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
-        .arg("--warehouse")
-        .arg(dir.path())
-        .args(["--format", "csv"])
+    let o = prompt(
+        dir.path(),
+        &["--format", "csv"],
+        "SELECT 40 +\n 2 AS answer;\n\\q\nSELECT 'not run';\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "answer\n42\n");
+}
+
+#[test]
+fn piped_prompt_stops_at_the_first_error_with_a_non_zero_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = prompt(
+        dir.path(),
+        &["--format", "csv"],
+        "SELECT 1 AS a;\nSELECT nope;\nSELECT 2 AS b;\n",
+    );
+    assert!(!o.status.success());
+    assert_eq!(stdout(&o), "a\n1\n");
+    assert!(
+        stderr(&o).contains("Error:") && stderr(&o).contains("nope"),
+        "{}",
+        stderr(&o)
+    );
+    // As in a script, an error in a statement's text stops it too.
+    let o = prompt(dir.path(), &[], "SELECT 'unterminated;\n");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("Unterminated string literal"), "{}", stderr(&o));
+}
+
+#[test]
+fn piped_prompt_runs_a_last_statement_without_semicolon() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = prompt(dir.path(), &["--format", "csv"], "SELECT 1 AS a;\nSELECT 2 AS b");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "a\n1\nb\n2\n");
+}
+
+#[test]
+fn semicolons_in_comments_strings_and_identifiers_do_not_end_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = "SELECT 'a;b' AS s; -- c;d\n/* e;f\n g; */ SELECT 2 AS \"x;y\" -- h;\n;";
+    let expected = "s\na;b\nx;y\n2\n";
+    let o = run(dir.path(), &["--format", "csv", "-c", sql]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), expected);
+    let script = dir.path().join("script.sql");
+    std::fs::write(&script, sql).unwrap();
+    let o = run(dir.path(), &["--format", "csv", "-f", script.to_str().unwrap()]);
+    assert_eq!(stdout(&o), expected);
+    // The prompt reads on until the statement really ends.
+    let o = prompt(
+        dir.path(),
+        &["--format", "csv"],
+        &format!("{sql}\nSELECT 'it''s;\n;' AS t;\n"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{expected}t\n\"it's;\n;\"\n"));
+}
+
+#[test]
+fn prompt_commands_list_and_describe_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        dir.path(),
+        &[
+            "-c",
+            "CREATE TABLE events (id BIGINT NOT NULL, ts TIMESTAMP, payload VARIANT) \
+             PARTITIONED BY (day(ts), bucket(4, id)); CREATE TABLE other (x INT)",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = prompt(dir.path(), &["--format", "csv"], "\\d\n\\d events\n\\d other\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("table_name\nevents\nother\n"), "{out}");
+    assert!(
+        out.contains("column_name,data_type,is_nullable\nid,Int64,NO\nts,Timestamp(ns),YES\npayload,VARIANT,YES\n"),
+        "{out}"
+    );
+    assert!(out.contains("partition_spec\n\"day(ts) AS ts_day"), "{out}");
+    assert!(out.contains("bucket[4](id) AS id_bucket_4"), "{out}");
+    assert!(
+        out.ends_with("column_name,data_type,is_nullable\nx,Int32,YES\npartition_spec\nunpartitioned\n"),
+        "{out}"
+    );
+    // A table that is not ours (here a view) has columns but no partition spec.
+    let o = prompt(
+        dir.path(),
+        &["--format", "csv"],
+        "CREATE VIEW v AS SELECT 1 AS a;\n\\d v\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "column_name,data_type,is_nullable\na,Int64,NO\n");
+    // A table that does not exist is an error, like a failing statement.
+    let o = prompt(dir.path(), &[], "\\d missing\n");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("missing"), "{}", stderr(&o));
+}
+
+#[test]
+fn prompt_help_timing_and_quit() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = prompt(
+        dir.path(),
+        &["--format", "csv"],
+        "\\?\nhelp\n\\timing on\nSELECT 1 AS one;\n\\timing off\nSELECT 2 AS two;\nexit\nSELECT 3 AS three;\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.matches("\\d NAME").count(), 2, "{out}");
+    let timed = out.split("Timing is on.\n").nth(1).unwrap();
+    let elapsed = timed
+        .strip_prefix("one\n1\nElapsed ")
+        .unwrap_or_else(|| panic!("{out}"));
+    let (seconds, rest) = elapsed.split_once(" s\n").unwrap();
+    assert!(seconds.parse::<f64>().is_ok(), "{out}");
+    assert_eq!(rest, "Timing is off.\ntwo\n2\n");
+    let help = stdout(&run(dir.path(), &["--help"]));
+    assert!(
+        help.contains("Without -c or -f a prompt opens; \\? there lists its commands."),
+        "{help}"
+    );
+    // Commands belong to the prompt: in a script `\d` is SQL, and wrong.
+    let o = run(dir.path(), &["-c", "\\d"]);
+    assert!(!o.status.success());
+    // An unknown command is an error.
+    let o = prompt(dir.path(), &[], "\\dt\n");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("unknown command `\\dt`"), "{}", stderr(&o));
+}
+
+#[test]
+fn variants_print_as_json_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = r#"SELECT 1 AS id, parse_json('{"b":[1,null],"a":"x"}') AS v UNION ALL SELECT 2, NULL ORDER BY id"#;
+    let o = run(dir.path(), &["--format", "csv", "-c", sql]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "id,v\n1,\"{\"\"a\"\":\"\"x\"\",\"\"b\"\":[1,null]}\"\n2,\n");
+    let o = run(dir.path(), &["--format", "json", "-c", sql]);
+    assert_eq!(
+        stdout(&o),
+        "[{\"id\":1,\"v\":\"{\\\"a\\\":\\\"x\\\",\\\"b\\\":[1,null]}\"},{\"id\":2}]\n"
+    );
+    let o = run(dir.path(), &["-c", sql]);
+    let out = stdout(&o);
+    assert!(out.contains(r#"| 1  | {"a":"x","b":[1,null]} |"#), "{out}");
+    // A variant nested in a struct, and a table's variant column.
+    let o = run(
+        dir.path(),
+        &[
+            "--format",
+            "json",
+            "-c",
+            "CREATE TABLE t (id INT, v VARIANT) PARTITIONED BY (id); \
+             INSERT INTO t VALUES (1, parse_json('[1,2]')); \
+             SELECT named_struct('v', v) AS s, v FROM t",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).ends_with("[{\"s\":{\"v\":\"[1,2]\"},\"v\":\"[1,2]\"}]\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// At a terminal (a pseudo-terminal from util-linux `script`): a failing
+/// statement does not end the prompt, the exit status stays 0, Ctrl-C drops
+/// the statement being typed, and the history is saved in `$HOME`.
+#[test]
+fn terminal_prompt_goes_on_after_errors_and_keeps_history() {
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let has_pty = Command::new("script")
+        .args(["-qec", "true", "/dev/null"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_pty {
+        eprintln!(
+            "SKIPPED terminal_prompt_goes_on_after_errors_and_keeps_history: \
+             util-linux `script` is not installed or cannot open a pseudo-terminal"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = env!("CARGO_BIN_EXE_hidden-partitions");
+    let mut child = Command::new("script")
+        .args(["-qec"])
+        .arg(format!(
+            "'{binary}' --warehouse '{}' --format csv",
+            dir.path().join("wh").display()
+        ))
+        .arg("/dev/null")
+        .env("HOME", dir.path())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"SELECT 40 +\n 2 AS answer;\n\\q\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert!(o.status.success());
-    assert!(stdout(&o).contains("answer\n42\n"), "{}", stdout(&o));
+    let output = Arc::new(Mutex::new(String::new()));
+    let mut stdout = child.stdout.take().unwrap();
+    let collected = output.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = stdout.read(&mut buf) {
+            collected.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    // Typed-ahead input is dropped when the line editor starts, so each line
+    // waits for its prompt ("hp> " or "  -> ").
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        "SELECT nope;\n",
+        "SELECT 'a\n",
+        "\x03",
+        "SELECT 41 +\n",
+        "1 AS answer;\n",
+        "\\q\n",
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while output.lock().unwrap().matches("> ").count() <= i {
+            assert!(Instant::now() < deadline, "no prompt: {}", output.lock().unwrap());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+    let status = child.wait().unwrap();
+    drop(stdin);
+    reader.join().unwrap();
+    let out = output.lock().unwrap().replace('\r', "");
+    assert!(status.success(), "{out}");
+    assert!(out.contains("Error: Schema error: No field named nope"), "{out}");
+    assert!(out.contains("answer\n42\n"), "{out}");
+    let history = std::fs::read_to_string(dir.path().join(".hidden_partitions_history")).unwrap();
+    assert_eq!(history, "SELECT nope;\nSELECT 41 +\\n1 AS answer;\n\\\\q\n");
+}
+
+#[test]
+fn quickstart_example_runs_and_runs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quickstart.sql");
+    let first = run(dir.path(), &["--format", "csv", "-f", script]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let out = stdout(&first);
+    for shown in [
+        "events,0,8/80\n",                  // one day
+        "events,0,1/80\n",                  // one id
+        "events,0,80/80\nevents,1,24/72\n", // region, after evolution
+        "0,2024-01-01T00:00:00,EU,\"{\"\"amount\"\":0,\"\"device\"\":\"\"ios\"\"}\"\n",
+        "android,3000,150000\nios,1000,48000\nweb,1000,49500\n",
+    ] {
+        assert!(out.contains(shown), "{shown} missing from\n{out}");
+    }
+    // DROP TABLE IF EXISTS at its start makes it re-runnable.
+    let again = run(dir.path(), &["--format", "csv", "-f", script]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again), out);
 }

@@ -1,7 +1,13 @@
-//! The `hidden-partitions` command line: run SQL against a warehouse.
+//! The `hidden-partitions` command line: run SQL against a warehouse, from
+//! `-c`/`-f` scripts ([`run`]) or at a prompt ([`repl`]).
 
+pub mod commands;
+pub mod history;
 pub mod output;
 pub mod progress;
 pub mod repl;
+pub mod run;
+pub mod statement_end;
+pub mod variant_text;
 
 pub use output::{OutputFormat, write_result};

@@ -1,11 +1,14 @@
-//! Printing statement results as a table, CSV or JSON.
+//! Printing statement results as a table, CSV or JSON. Variant columns are
+//! printed as their JSON text (see [`super::variant_text`]).
 
 use std::io::Write;
 
+use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::csv::WriterBuilder;
 use datafusion::arrow::json::ArrayWriter;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 
+use super::variant_text::{display_batch, display_schema};
 use crate::error::Result;
 use crate::sql::StatementResult;
 
@@ -25,21 +28,19 @@ pub fn write_result(out: &mut dyn Write, result: &StatementResult, format: Outpu
     if result.schema.fields().is_empty() {
         return Ok(());
     }
+    let batches = if result.batches.is_empty() {
+        // An empty result still prints its header.
+        vec![RecordBatch::new_empty(display_schema(&result.schema))]
+    } else {
+        result.batches.iter().map(display_batch).collect::<Result<Vec<_>>>()?
+    };
     match format {
         OutputFormat::Table => {
-            let text = if result.batches.is_empty() {
-                pretty_format_batches(&[datafusion::arrow::array::RecordBatch::new_empty(result.schema.clone())])?
-            } else {
-                pretty_format_batches(&result.batches)?
-            };
-            writeln!(out, "{text}").map_err(io)?;
+            writeln!(out, "{}", pretty_format_batches(&batches)?).map_err(io)?;
         }
         OutputFormat::Csv => {
             let mut writer = WriterBuilder::new().with_header(true).build(&mut *out);
-            if result.batches.is_empty() {
-                writer.write(&datafusion::arrow::array::RecordBatch::new_empty(result.schema.clone()))?;
-            }
-            for b in &result.batches {
+            for b in &batches {
                 writer.write(b)?;
             }
         }
@@ -47,7 +48,7 @@ pub fn write_result(out: &mut dyn Write, result: &StatementResult, format: Outpu
             let mut buf = Vec::new();
             {
                 let mut writer = ArrayWriter::new(&mut buf);
-                for b in &result.batches {
+                for b in &batches {
                     writer.write(b)?;
                 }
                 writer.finish()?;

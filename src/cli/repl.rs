@@ -1,86 +1,206 @@
-//! The interactive prompt: statements end with `;`, `\q` quits.
+//! The prompt, opened when neither `-c` nor `-f` is given.
+//!
+//! Lines are collected until they end a statement (a `;` outside strings,
+//! quoted identifiers and comments, see [`super::statement_end`]); where a
+//! statement could start, a line may instead be a command (`\d`, `\timing`,
+//! `\q`, …, see [`super::commands`]).
+//!
+//! Like psql, the exit status depends on where the input comes from: at a
+//! terminal a failing statement prints its error and the prompt goes on (exit
+//! status 0); input piped in (`echo "SELECT …;" | hidden-partitions`) is run
+//! like a `-f` script: the first error stops it, with exit status 1. Piped
+//! input is read without line editing, prompts or history; a last statement
+//! without `;` is run at the end of the input.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Instant;
 
 use datafusion::prelude::SessionContext;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
+use super::commands::{Command, HELP, describe, list_tables};
+use super::history;
 use super::output::{OutputFormat, write_result};
-use crate::sql::execute_sql;
+use super::run::{Printing, print_elapsed, run_sql};
+use super::statement_end::{is_blank, is_complete};
+use crate::error::Result;
 
-/// Whether `buf` holds at least one complete statement (ends in `;` outside quotes).
-pub fn is_complete(buf: &str) -> bool {
-    let (mut single, mut double) = (false, false);
-    let mut last_significant = None;
-    for c in buf.chars() {
-        match c {
-            '\'' if !double => single = !single,
-            '"' if !single => double = !double,
-            _ => {}
-        }
-        if !c.is_whitespace() {
-            last_significant = Some((c, single || double));
-        }
-    }
-    matches!(last_significant, Some((';', false)))
-}
-
+/// Run the prompt until `\q` or the end of input; returns the exit status.
 pub async fn run(ctx: &SessionContext, format: OutputFormat) -> i32 {
-    let mut editor = match DefaultEditor::new() {
-        Ok(e) => e,
+    let interactive = std::io::stdin().is_terminal();
+    let mut input = match Input::new(interactive) {
+        Ok(i) => i,
         Err(e) => {
-            eprintln!("cannot start the prompt: {e}");
+            eprintln!("Error: cannot start the prompt: {e}");
             return 1;
         }
     };
+    let mut printing = Printing { format, timing: false };
     let mut buf = String::new();
-    loop {
-        let prompt = if buf.is_empty() { "hp> " } else { "  -> " };
-        match editor.readline(prompt) {
-            Ok(line) => {
-                if buf.is_empty() && matches!(line.trim(), "\\q" | "quit" | "exit") {
-                    return 0;
-                }
-                buf.push_str(&line);
-                buf.push('\n');
-                if !is_complete(&buf) {
-                    continue;
-                }
-                let _ = editor.add_history_entry(buf.trim());
-                let sql = std::mem::take(&mut buf);
-                let progress = super::progress::Progress::start();
-                let result = execute_sql(ctx, &sql).await;
-                progress.finish();
-                match result {
-                    Ok(results) => {
-                        let mut out = std::io::stdout().lock();
-                        for r in &results {
-                            if let Err(e) = write_result(&mut out, r, format) {
-                                eprintln!("Error: {e}");
-                            }
-                        }
-                    }
-                    Err(e) => eprintln!("Error: {e}"),
-                }
+    let status = loop {
+        let prompt = if is_blank(&buf) { "hp> " } else { "  -> " };
+        let line = match input.read_line(prompt) {
+            Ok(Line::Text(line)) => line,
+            Ok(Line::Cancelled) => {
+                buf.clear();
+                continue;
             }
-            Err(ReadlineError::Interrupted) => buf.clear(),
-            Err(ReadlineError::Eof) => return 0,
+            Ok(Line::End) => break 0,
             Err(e) => {
-                eprintln!("prompt error: {e}");
-                return 1;
+                eprintln!("Error: cannot read the input: {e}");
+                break 1;
             }
+        };
+        let ok = if is_blank(&buf)
+            && let Some(command) = Command::parse(&line)
+        {
+            input.remember(line.trim());
+            buf.clear();
+            match command {
+                Ok(Command::Quit) => break 0,
+                Ok(command) => run_command(ctx, command, &mut printing).await,
+                Err(e) => {
+                    eprintln!("Error: {e}");
+                    false
+                }
+            }
+        } else {
+            buf.push_str(&line);
+            buf.push('\n');
+            if !is_complete(&buf) {
+                continue;
+            }
+            let sql = std::mem::take(&mut buf);
+            input.remember(sql.trim());
+            run_sql(ctx, &sql, printing).await
+        };
+        if !ok && !interactive {
+            break 1;
+        }
+    };
+    input.save_history();
+    // A statement left without `;` at the end of piped input still runs.
+    if status == 0 && !interactive && !is_blank(&buf) && !run_sql(ctx, &buf, printing).await {
+        return 1;
+    }
+    status
+}
+
+/// Run a command other than `\q`; returns whether it succeeded.
+async fn run_command(ctx: &SessionContext, command: Command, printing: &mut Printing) -> bool {
+    let started = Instant::now();
+    let results = match command {
+        Command::Help => {
+            print!("{HELP}");
+            return true;
+        }
+        Command::Timing(on) => {
+            printing.timing = on.unwrap_or(!printing.timing);
+            println!("Timing is {}.", if printing.timing { "on" } else { "off" });
+            return true;
+        }
+        Command::ListTables => list_tables(ctx).map(|r| vec![r]),
+        Command::Describe(table) => describe(ctx, &table).await,
+        Command::Quit => return true,
+    };
+    let printed = results.and_then(|results| {
+        let mut out = std::io::stdout().lock();
+        for r in &results {
+            write_result(&mut out, r, printing.format)?;
+        }
+        if printing.timing {
+            print_elapsed(&mut out, started);
+        }
+        let _ = out.flush();
+        Result::Ok(())
+    });
+    match printed {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            false
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::is_complete;
+/// What reading a line gave.
+enum Line {
+    Text(String),
+    /// Ctrl-C: drop the statement being typed.
+    Cancelled,
+    /// Ctrl-D or the end of piped input.
+    End,
+}
 
-    #[test]
-    fn statement_end_detection() {
-        assert!(is_complete("select 1;"));
-        assert!(!is_complete("select ';"));
-        assert!(is_complete("select ';';  \n"));
-        assert!(!is_complete("select 1"));
+/// Where lines come from: a line editor at a terminal, else stdin as it is.
+enum Input {
+    Terminal {
+        editor: Box<DefaultEditor>,
+        history: Option<PathBuf>,
+        entries: Vec<String>,
+    },
+    Piped(std::io::StdinLock<'static>),
+}
+
+impl Input {
+    fn new(interactive: bool) -> std::result::Result<Self, ReadlineError> {
+        if !interactive {
+            return Ok(Input::Piped(std::io::stdin().lock()));
+        }
+        let mut editor = DefaultEditor::new()?;
+        let history = history::default_path();
+        let entries = history.as_deref().map(history::load).unwrap_or_default();
+        for e in &entries {
+            let _ = editor.add_history_entry(e.as_str());
+        }
+        Ok(Input::Terminal {
+            editor: Box::new(editor),
+            history,
+            entries,
+        })
+    }
+
+    fn read_line(&mut self, prompt: &str) -> std::io::Result<Line> {
+        match self {
+            Input::Terminal { editor, .. } => match editor.readline(prompt) {
+                Ok(line) => Ok(Line::Text(line)),
+                Err(ReadlineError::Interrupted) => Ok(Line::Cancelled),
+                Err(ReadlineError::Eof) => Ok(Line::End),
+                Err(ReadlineError::Io(e)) => Err(e),
+                Err(e) => Err(std::io::Error::other(e.to_string())),
+            },
+            Input::Piped(stdin) => {
+                let mut line = String::new();
+                if stdin.read_line(&mut line)? == 0 {
+                    return Ok(Line::End);
+                }
+                let len = line.trim_end_matches(['\n', '\r']).len();
+                line.truncate(len);
+                Ok(Line::Text(line))
+            }
+        }
+    }
+
+    /// Add a statement or command to the history (at a terminal).
+    fn remember(&mut self, entry: &str) {
+        if let Input::Terminal { editor, entries, .. } = self
+            && !entry.is_empty()
+        {
+            let _ = editor.add_history_entry(entry);
+            entries.push(entry.to_string());
+        }
+    }
+
+    fn save_history(&self) {
+        if let Input::Terminal {
+            history: Some(path),
+            entries,
+            ..
+        } = self
+        {
+            history::save(path, entries);
+        }
     }
 }

@@ -82,7 +82,9 @@ pub struct CreateTable {
     pub location: Option<String>,
 }
 
-/// Split `sql` into statements and classify each.
+/// Split `sql` into statements and classify each. Statements end at `;`
+/// tokens, so a `;` in a string, quoted identifier or comment does not split;
+/// comments after a statement's last token are not part of it.
 pub fn parse_statements(sql: &str) -> Result<Vec<Statement>> {
     let tokens = Tokenizer::new(&GenericDialect {}, sql)
         .tokenize_with_location()
@@ -93,8 +95,9 @@ pub fn parse_statements(sql: &str) -> Result<Vec<Statement>> {
     for i in 0..=tokens.len() {
         if i == tokens.len() || tokens[i].token == Token::SemiColon {
             let stmt = &tokens[start..i];
-            if stmt.iter().any(|t| !is_trivia(&t.token)) {
-                out.push(classify(sql, stmt, &offsets)?);
+            // A trailing `-- comment` would swallow what our rewrites append.
+            if let Some(last) = stmt.iter().rposition(|t| !is_trivia(&t.token)) {
+                out.push(classify(sql, &stmt[..=last], &offsets)?);
             }
             start = i + 1;
         }
@@ -586,6 +589,34 @@ mod tests {
         );
         assert!(matches!(&stmts[2], Statement::Execute { args, .. } if args.is_empty()));
         assert!(parse_statements("ALTER TABLE t EXECUTE optimize(x = 1)").is_err());
+    }
+
+    #[test]
+    fn semicolons_in_strings_identifiers_and_comments_do_not_split() {
+        let stmts = parse_statements(
+            "SELECT 'a;b', \"c;d\" -- e;f\n /* g; /* h; */ i; */ FROM t; SELECT $$j;k$$; -- l;\n/* m; */",
+        )
+        .unwrap();
+        assert_eq!(stmts.len(), 2, "{stmts:?}");
+        assert!(matches!(&stmts[1], Statement::Other(s) if s == "SELECT $$j;k$$"));
+    }
+
+    #[test]
+    fn trailing_comments_are_not_part_of_a_statement() {
+        let stmts = parse_statements(
+            "ALTER TABLE t ADD COLUMN c INT -- note\n; ALTER TABLE t ALTER COLUMN c TYPE BIGINT /* wider */;\n\
+             ALTER TABLE t EXECUTE optimize WHERE s = 'a' -- only a",
+        )
+        .unwrap();
+        assert_eq!(
+            stmts[0],
+            Statement::AddColumn {
+                table: "t".into(),
+                definition: "c INT".into()
+            }
+        );
+        assert!(matches!(&stmts[1], Statement::AlterColumnType { definition, .. } if definition == "c BIGINT"));
+        assert!(matches!(&stmts[2], Statement::Execute { condition: Some(c), .. } if c == "s = 'a'"));
     }
 
     #[test]

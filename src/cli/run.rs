@@ -1,0 +1,54 @@
+//! Running SQL text statement by statement, as `-c`, `-f` and the prompt do:
+//! each result is printed as soon as its statement has run, so the output of
+//! the statements before a failing one is kept, and nothing after it runs.
+
+use std::io::Write;
+use std::time::Instant;
+
+use datafusion::prelude::SessionContext;
+
+use super::output::{OutputFormat, write_result};
+use super::progress::Progress;
+use crate::error::Result;
+use crate::sql::{execute_statement, parse_statements};
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Printing {
+    pub format: OutputFormat,
+    /// Print `Elapsed 0.012 s` after each statement (the prompt's `\timing`).
+    pub timing: bool,
+}
+
+/// Run the statements of `sql` in order, printing results on stdout and the
+/// first error as `Error: …` on stderr. Returns whether all of them succeeded.
+pub async fn run_sql(ctx: &SessionContext, sql: &str, printing: Printing) -> bool {
+    match run(ctx, sql, printing).await {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            false
+        }
+    }
+}
+
+async fn run(ctx: &SessionContext, sql: &str, printing: Printing) -> Result<()> {
+    for statement in parse_statements(sql)? {
+        let started = Instant::now();
+        let progress = Progress::start();
+        let result = execute_statement(ctx, statement).await;
+        progress.finish();
+        let mut out = std::io::stdout().lock();
+        write_result(&mut out, &result?, printing.format)?;
+        if printing.timing {
+            print_elapsed(&mut out, started);
+        }
+        let _ = out.flush();
+    }
+    Ok(())
+}
+
+/// `Elapsed 0.012 s`, for `\timing on`.
+pub fn print_elapsed(out: &mut dyn Write, started: Instant) {
+    let _ = writeln!(out, "Elapsed {:.3} s", started.elapsed().as_secs_f64());
+}
