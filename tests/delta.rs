@@ -148,3 +148,29 @@ async fn missing_log_version_is_named() {
     .to_string();
     assert!(err.contains("version 1") || err.contains("gap"), "{err}");
 }
+
+/// A reader feature we do not handle is refused, naming the feature (never
+/// read with wrong rows).
+#[tokio::test]
+async fn unsupported_reader_feature_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("_delta_log");
+    std::fs::create_dir_all(&log).unwrap();
+    let commit = [
+        r#"{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors","fancyNewFeature"],"writerFeatures":["deletionVectors","fancyNewFeature"]}}"#,
+        r#"{"metaData":{"id":"5d6f0c4e-0000-4000-8000-000000000001","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{},"createdTime":1700000000000}}"#,
+    ]
+    .join("\n");
+    std::fs::write(log.join("00000000000000000000.json"), commit).unwrap();
+    let err = formats::open(
+        Format::Delta,
+        "t",
+        dir.path().to_str().unwrap(),
+        &StorageOptions::default(),
+    )
+    .await
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("fancyNewFeature"), "{err}");
+}
