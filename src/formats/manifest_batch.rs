@@ -27,10 +27,15 @@ pub struct ForeignDataFile {
     pub known_null_counts: HashSet<i32>,
 }
 
+impl AsRef<DataFile> for ForeignDataFile {
+    fn as_ref(&self) -> &DataFile {
+        &self.file
+    }
+}
+
 /// The manifest batch of `files` (all of `spec`), unknown null counts null.
 pub fn foreign_manifest_batch(spec: &TableSpec, files: &[ForeignDataFile]) -> Result<RecordBatch> {
-    let plain: Vec<DataFile> = files.iter().map(|f| f.file.clone()).collect();
-    let batch = manifest_batch(spec, &plain)?;
+    let batch = manifest_batch(spec, files)?;
     let Some(stats_index) = batch.schema().index_of(STATS).ok() else {
         return Ok(batch);
     };

@@ -26,3 +26,9 @@ pub struct DataFile {
     pub partition_strings: Vec<Option<String>>,
     pub column_stats: Vec<ColumnStats>,
 }
+
+impl AsRef<DataFile> for DataFile {
+    fn as_ref(&self) -> &DataFile {
+        self
+    }
+}

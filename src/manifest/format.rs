@@ -21,7 +21,7 @@ use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, St
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::ScalarValue;
 
-use super::entry::DataFile;
+use super::entry::{ColumnStats, DataFile};
 use super::stats::has_bounds;
 use crate::error::Result;
 use crate::spec::TableSpec;
@@ -110,8 +110,9 @@ fn scalars_to_array(values: impl IntoIterator<Item = ScalarValue>, dt: &DataType
 }
 
 /// Build the manifest batch for `files`, all written under `spec`.
-pub fn manifest_batch(spec: &TableSpec, files: &[DataFile]) -> Result<RecordBatch> {
+pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Result<RecordBatch> {
     let schema = manifest_schema(spec)?;
+    let files: Vec<&DataFile> = files.iter().map(AsRef::as_ref).collect();
     let mut columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from_iter_values(files.iter().map(|f| f.path.as_str()))),
         Arc::new(Int64Array::from_iter_values(files.iter().map(|f| f.file_size as i64))),
@@ -147,22 +148,26 @@ pub fn manifest_batch(spec: &TableSpec, files: &[DataFile]) -> Result<RecordBatc
             let DataType::Struct(children) = field.data_type() else {
                 unreachable!("stats fields are structs")
             };
-            let find = |f: &DataFile| f.column_stats.iter().find(|s| s.field_id == col.id).cloned();
-            let mut arrays: Vec<ArrayRef> = vec![Arc::new(Int64Array::from_iter_values(
-                files.iter().map(|f| find(f).map(|s| s.null_count as i64).unwrap_or(0)),
-            ))];
+            let mut arrays: Vec<ArrayRef> =
+                vec![Arc::new(Int64Array::from_iter_values(files.iter().map(|f| {
+                    column_stats_of(f, col.id).map(|s| s.null_count as i64).unwrap_or(0)
+                })))];
             if children.len() == 3 {
                 let dt = children[1].data_type();
                 arrays.push(scalars_to_array(
-                    files
-                        .iter()
-                        .map(|f| find(f).and_then(|s| s.min).unwrap_or(ScalarValue::Null)),
+                    files.iter().map(|f| {
+                        column_stats_of(f, col.id)
+                            .and_then(|s| s.min.clone())
+                            .unwrap_or(ScalarValue::Null)
+                    }),
                     dt,
                 )?);
                 arrays.push(scalars_to_array(
-                    files
-                        .iter()
-                        .map(|f| find(f).and_then(|s| s.max).unwrap_or(ScalarValue::Null)),
+                    files.iter().map(|f| {
+                        column_stats_of(f, col.id)
+                            .and_then(|s| s.max.clone())
+                            .unwrap_or(ScalarValue::Null)
+                    }),
                     dt,
                 )?);
             }
@@ -171,4 +176,9 @@ pub fn manifest_batch(spec: &TableSpec, files: &[DataFile]) -> Result<RecordBatc
         columns.push(Arc::new(StructArray::try_new(stats, per_column, None)?));
     }
     Ok(RecordBatch::try_new(schema, columns)?)
+}
+
+/// The statistics `file` has for column `id`.
+fn column_stats_of(file: &DataFile, id: i32) -> Option<&ColumnStats> {
+    file.column_stats.iter().find(|s| s.field_id == id)
 }

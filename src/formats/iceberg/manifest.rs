@@ -151,13 +151,21 @@ pub fn read_entries(bytes: &[u8], what: &str, listed: &ManifestEntryFile, spec: 
     Ok(out)
 }
 
-/// Our column statistics for an entry, for the columns of `spec`'s schema.
-fn column_stats(entry: &Entry, spec: &TableSpec) -> (Vec<ColumnStats>, HashSet<i32>) {
+/// Field id and Arrow type of each column of `spec`'s schema (once per manifest).
+fn column_types(spec: &TableSpec) -> Vec<(i32, DataType)> {
+    spec.schema
+        .fields
+        .iter()
+        .map(|c| (c.id, crate::spec::types::strip_metadata(&c.field_type.to_arrow())))
+        .collect()
+}
+
+/// Our column statistics for an entry, for `columns` (see [`column_types`]).
+fn column_stats(entry: &Entry, columns: &[(i32, DataType)]) -> (Vec<ColumnStats>, HashSet<i32>) {
     let mut stats = Vec::new();
     let mut known = HashSet::new();
-    for column in &spec.schema.fields {
-        let id = column.id;
-        let dt = crate::spec::types::strip_metadata(&column.field_type.to_arrow());
+    for (id, dt) in columns {
+        let (id, dt) = (*id, dt.clone());
         let null_count = entry.null_counts.get(&id).copied();
         if null_count.is_some() {
             known.insert(id);
@@ -273,6 +281,7 @@ impl IcebergManifests {
         let entries = self.entries(location, listed).await?;
         let mut files = Vec::with_capacity(entries.len());
         let mut infos = Vec::with_capacity(entries.len());
+        let columns = column_types(&mapping.spec);
         for e in entries {
             if e.content != Content::Data {
                 return crate::format_err!("data manifest {} lists delete file {}", listed.path, e.file_path);
@@ -283,7 +292,7 @@ impl IcebergManifests {
                     e.file_path, e.file_format
                 )));
             }
-            let (column_stats, known) = column_stats(&e, &mapping.spec);
+            let (column_stats, known) = column_stats(&e, &columns);
             let typed: Vec<ScalarValue> = e
                 .partition
                 .iter()
