@@ -271,6 +271,33 @@ impl Change {
         self.replaced.is_empty() && self.added.is_empty()
     }
 
+    /// The copy-on-write step of DELETE, UPDATE, MERGE and optimize: take
+    /// `removed` (files of `snapshot`) out of the table and put `written`
+    /// (files of the current spec) in. On failure the data files and
+    /// manifests written for this change are deleted and the error returned.
+    pub async fn rewrite_files(
+        &mut self,
+        location: &TableLocation,
+        md: &TableMetadata,
+        snapshot: Option<&Snapshot>,
+        removed: &[PlannedFile],
+        written: &[DataFile],
+    ) -> Result<()> {
+        let built = async {
+            if let Some(snapshot) = snapshot {
+                self.remove_files(location, md, snapshot, removed).await?;
+            }
+            self.add_files(location, md.current_spec()?, written).await
+        }
+        .await;
+        if let Err(e) = built {
+            crate::table::writer::delete_files(location, written).await;
+            self.discard(location).await;
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// Delete the manifests this change wrote (it was not committed).
     pub async fn discard(&self, location: &TableLocation) {
         let paths = self

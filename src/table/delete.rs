@@ -93,20 +93,9 @@ impl WriteStatement for Delete {
             delete_files(&self.table.location, &rewritten.files).await;
             return Ok(Attempt::nothing(Operation::Delete));
         }
-        let built = async {
-            change
-                .remove_files(&self.table.location, md, snapshot, &removed)
-                .await?;
-            change
-                .add_files(&self.table.location, md.current_spec()?, &rewritten.files)
-                .await
-        }
-        .await;
-        if let Err(e) = built {
-            delete_files(&self.table.location, &rewritten.files).await;
-            change.discard(&self.table.location).await;
-            return Err(e);
-        }
+        change
+            .rewrite_files(&self.table.location, md, Some(snapshot), &removed, &rewritten.files)
+            .await?;
         Ok(Attempt {
             change,
             written: rewritten.files,

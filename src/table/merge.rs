@@ -121,22 +121,9 @@ impl WriteStatement for Merge {
             Some(f) => ConflictScope::Matching(source_predicate(std::slice::from_ref(f), &md.current_spec()?.schema)),
             None => ConflictScope::Everything,
         };
-        let built = async {
-            if let Some(snapshot) = snapshot {
-                change
-                    .remove_files(&self.table.location, md, snapshot, &plan.read)
-                    .await?;
-            }
-            change
-                .add_files(&self.table.location, md.current_spec()?, &rewritten.files)
-                .await
-        }
-        .await;
-        if let Err(e) = built {
-            delete_files(&self.table.location, &rewritten.files).await;
-            change.discard(&self.table.location).await;
-            return Err(e);
-        }
+        change
+            .rewrite_files(&self.table.location, md, snapshot, &plan.read, &rewritten.files)
+            .await?;
         Ok(Attempt {
             change,
             written: rewritten.files,

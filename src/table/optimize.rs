@@ -98,20 +98,9 @@ impl WriteStatement for Optimize {
         }
         let mut change = Change::new(Operation::Optimize, Some(snapshot.snapshot_id));
         change.scope = ConflictScope::Nothing;
-        let built = async {
-            change
-                .remove_files(&self.table.location, md, snapshot, &chosen.read)
-                .await?;
-            change
-                .add_files(&self.table.location, md.current_spec()?, &rewritten.files)
-                .await
-        }
-        .await;
-        if let Err(e) = built {
-            delete_files(&self.table.location, &rewritten.files).await;
-            change.discard(&self.table.location).await;
-            return Err(e);
-        }
+        change
+            .rewrite_files(&self.table.location, md, Some(snapshot), &chosen.read, &rewritten.files)
+            .await?;
         Ok(Attempt {
             count: chosen.read.len() as u64,
             change,

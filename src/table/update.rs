@@ -112,20 +112,9 @@ impl WriteStatement for Update {
         }
         let mut change = Change::new(Operation::Update, Some(snapshot.snapshot_id));
         change.scope = ConflictScope::Matching(source_predicate(&self.filters, &md.current_spec()?.schema));
-        let built = async {
-            change
-                .remove_files(&self.table.location, md, snapshot, &chosen.read)
-                .await?;
-            change
-                .add_files(&self.table.location, md.current_spec()?, &rewritten.files)
-                .await
-        }
-        .await;
-        if let Err(e) = built {
-            delete_files(&self.table.location, &rewritten.files).await;
-            change.discard(&self.table.location).await;
-            return Err(e);
-        }
+        change
+            .rewrite_files(&self.table.location, md, Some(snapshot), &chosen.read, &rewritten.files)
+            .await?;
         Ok(Attempt {
             change,
             written: rewritten.files,
