@@ -10,6 +10,8 @@
 //! [`table`] / [`spec`] / [`transform`] / [`values`] → [`store`];
 //! [`formats`] reads Iceberg and Delta tables into [`manifest`]'s shape.
 
+#[cfg(feature = "ballista")]
+pub mod ballista;
 pub mod catalog;
 pub mod cli;
 pub mod config;

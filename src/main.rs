@@ -34,6 +34,10 @@ struct Args {
     /// How to print results
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
+    /// Run statements on the Ballista cluster whose scheduler is at this
+    /// URL (df://host:port); it must be a hidden-partitions-scheduler
+    #[arg(long, value_name = "URL")]
+    ballista: Option<String>,
 }
 
 async fn open(args: &Args) -> hidden_partitions::Result<datafusion::prelude::SessionContext> {
@@ -42,7 +46,23 @@ async fn open(args: &Args) -> hidden_partitions::Result<datafusion::prelude::Ses
         let (k, v) = StorageOptions::parse_pair(pair)?;
         options = options.with(k, v);
     }
-    session_with(Warehouse::open(&args.warehouse, options)?).await
+    let warehouse = Warehouse::open(&args.warehouse, options)?;
+    match &args.ballista {
+        None => session_with(warehouse).await,
+        Some(url) => remote(url, warehouse).await,
+    }
+}
+
+#[cfg(feature = "ballista")]
+async fn remote(url: &str, warehouse: Warehouse) -> hidden_partitions::Result<datafusion::prelude::SessionContext> {
+    hidden_partitions::ballista::remote(url, warehouse).await
+}
+
+#[cfg(not(feature = "ballista"))]
+async fn remote(url: &str, _warehouse: Warehouse) -> hidden_partitions::Result<datafusion::prelude::SessionContext> {
+    Err(hidden_partitions::Error::Invalid(format!(
+        "--ballista {url}: this hidden-partitions was built without Ballista support; build it with `cargo build --release --features ballista`"
+    )))
 }
 
 #[tokio::main]

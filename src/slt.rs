@@ -82,12 +82,19 @@ fn slt_type(dt: &DataType) -> SltType {
 /// A connection: one session on the file's warehouse.
 pub struct HiddenPartitionsDb {
     ctx: SessionContext,
+    /// Statements run on a Ballista cluster: `EXPLAIN` reports only the
+    /// scans and their `files=` (see [`run_file_on_ballista`]).
+    on_ballista: bool,
+    /// A local session on the same warehouse (for what a cluster cannot run).
+    local: Option<SessionContext>,
 }
 
 impl HiddenPartitionsDb {
     pub async fn open(warehouse: &Path) -> crate::error::Result<Self> {
         Ok(Self {
             ctx: session(warehouse).await?,
+            on_ballista: false,
+            local: None,
         })
     }
 
@@ -95,6 +102,18 @@ impl HiddenPartitionsDb {
     pub async fn open_at(warehouse: &str, options: StorageOptions) -> crate::error::Result<Self> {
         Ok(Self {
             ctx: session_with(Warehouse::open(warehouse, options)?).await?,
+            on_ballista: false,
+            local: None,
+        })
+    }
+
+    /// A session on an in-process Ballista cluster (two task slots).
+    #[cfg(feature = "ballista")]
+    pub async fn open_on_ballista(warehouse: &Path) -> crate::error::Result<Self> {
+        Ok(Self {
+            ctx: crate::ballista::standalone(Warehouse::local(warehouse)?, 2).await?,
+            on_ballista: true,
+            local: Some(session(warehouse).await?),
         })
     }
 }
@@ -192,7 +211,16 @@ impl sqllogictest::AsyncDB for HiddenPartitionsDb {
     type ColumnType = SltType;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<SltType>, Error> {
-        let results = execute_sql(&self.ctx, sql).await?;
+        if self.on_ballista
+            && let Some(query) = explained_query(sql)
+        {
+            return self.scans_on_cluster(query).await;
+        }
+        let results = match execute_sql(&self.ctx, sql).await {
+            Ok(results) => results,
+            Err(e) if self.on_ballista => return self.run_elsewhere(sql, e).await,
+            Err(e) => return Err(e),
+        };
         let Some(last) = results.last() else {
             return Ok(DBOutput::StatementComplete(0));
         };
@@ -213,6 +241,133 @@ impl sqllogictest::AsyncDB for HiddenPartitionsDb {
     fn engine_name(&self) -> &str {
         "hidden-partitions"
     }
+}
+
+/// Rows that stand for the scans of a plan run on a cluster.
+const SCANS: &str = "scans on the cluster: ";
+
+/// The query of `EXPLAIN <query>` (not `EXPLAIN ANALYZE`).
+fn explained_query(sql: &str) -> Option<&str> {
+    let trimmed = sql.trim_start();
+    let head = trimmed.get(..8)?;
+    if !head.eq_ignore_ascii_case("explain ") {
+        return None;
+    }
+    let rest = trimmed[8..].trim_start();
+    let word = |w: &str| rest.get(..w.len()).is_some_and(|h| h.eq_ignore_ascii_case(w));
+    // EXPLAIN FILES is ours and runs where it is asked.
+    (!word("analyze ") && !word("files ")).then_some(rest)
+}
+
+/// `HiddenPartitionsScan: table=t, files=3/40` of every scan in a plan's
+/// text, sorted (a cluster lists a plan stage by stage).
+pub fn scan_descriptions<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    const START: &str = "HiddenPartitionsScan: table=";
+    let mut out = Vec::new();
+    for line in lines {
+        let mut rest = line;
+        while let Some(i) = rest.find(START) {
+            let scan = &rest[i..];
+            let end = [", runtime_filters=", ", parquet:", ", metrics="]
+                .iter()
+                .filter_map(|m| scan.find(m))
+                .min()
+                .unwrap_or(scan.len());
+            out.push(scan[..end].trim().to_string());
+            rest = &scan[end..];
+        }
+    }
+    out.sort();
+    out
+}
+
+impl HiddenPartitionsDb {
+    /// A statement the cluster refused. Table functions (`generate_series`)
+    /// cannot be sent to a cluster: such a statement runs in a local session
+    /// on the same warehouse; any other error is reported as the task wrote it.
+    #[cfg(feature = "ballista")]
+    async fn run_elsewhere(&mut self, sql: &str, e: Error) -> Result<DBOutput<SltType>, Error> {
+        let text = e.to_string();
+        if !text.contains("Error serializing custom table") {
+            return Err(Error::Invalid(crate::ballista::readable_cluster_error(&text)));
+        }
+        let Some(local) = &self.local else {
+            return Err(e);
+        };
+        let local = HiddenPartitionsDb {
+            ctx: local.clone(),
+            on_ballista: false,
+            local: None,
+        };
+        let mut local = local;
+        sqllogictest::AsyncDB::run(&mut local, sql).await
+    }
+
+    #[cfg(not(feature = "ballista"))]
+    async fn run_elsewhere(&mut self, _sql: &str, e: Error) -> Result<DBOutput<SltType>, Error> {
+        Err(e)
+    }
+
+    /// Run `query` on the cluster (as `EXPLAIN ANALYZE`, whose plan is the
+    /// one the scheduler made) and report its scans.
+    async fn scans_on_cluster(&self, query: &str) -> Result<DBOutput<SltType>, Error> {
+        let results = execute_sql(&self.ctx, &format!("EXPLAIN ANALYZE {query}")).await?;
+        let rows = results
+            .last()
+            .map(|r| rows_of(&r.batches))
+            .transpose()?
+            .unwrap_or_default();
+        let text: Vec<&str> = rows.iter().flatten().flat_map(|c| c.lines()).collect();
+        let scans = scan_descriptions(text);
+        Ok(DBOutput::Rows {
+            types: vec![SltType::Text, SltType::Text],
+            rows: vec![vec![format!("{SCANS}{}", scans.join(" | "))]],
+        })
+    }
+}
+
+#[cfg(feature = "ballista")]
+/// Compare as usual, except for the scans of a cluster run, which must
+/// equal the scans of the expected (local) plan.
+fn validate_on_cluster(normalizer: sqllogictest::Normalizer, actual: &[Vec<String>], expected: &[String]) -> bool {
+    if let [row] = actual
+        && let Some(first) = row.first()
+        && let Some(scans) = first.strip_prefix(SCANS)
+    {
+        let expected = scan_descriptions(expected.iter().map(String::as_str));
+        // A logical plan alone shows no scan to compare.
+        return expected.is_empty() || scans == expected.join(" | ");
+    }
+    sqllogictest::default_validator(normalizer, actual, expected)
+}
+
+/// Run one `.slt` file on an in-process Ballista cluster over a fresh local
+/// warehouse: rows must be the same as in a local session, and each
+/// `EXPLAIN` must show the same scans with the same `files=S/T` (the rest
+/// of the plan differs on a cluster). Records marked `skipif ballista`
+/// are left out.
+#[cfg(feature = "ballista")]
+pub async fn run_file_on_ballista(path: &Path) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("hp-slt-ballista-{}", uuid::Uuid::new_v4()));
+    let warehouse = dir.join("warehouse");
+    let scratch = dir.join("scratch");
+    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+    let wh = Arc::new(warehouse.clone());
+    let mut runner = sqllogictest::Runner::new(move || {
+        let wh = Arc::clone(&wh);
+        async move { HiddenPartitionsDb::open_on_ballista(&wh).await }
+    });
+    runner.add_label("ballista");
+    runner.with_column_validator(|actual, expected| actual == expected);
+    runner.with_validator(validate_on_cluster);
+    runner.set_var("warehouse".to_string(), warehouse.display().to_string());
+    runner.set_var("scratch".to_string(), scratch.display().to_string());
+    let result = runner
+        .run_file_async(path)
+        .await
+        .map_err(|e| e.display(true).to_string());
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
 /// EXPLAIN output as DataFusion's own sqllogictests print it: the plan type

@@ -81,7 +81,7 @@ impl WarehouseSchema {
         };
         Ok(TableLocation::new(store, place.store_url, place.root)
             .with_cache(Arc::clone(&self.warehouse.cache))
-            .with_single_writer(self.warehouse.options.single_writer())
+            .with_options(self.warehouse.options.clone())
             .with_requests(Arc::clone(&self.warehouse.requests)))
     }
 

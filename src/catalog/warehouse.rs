@@ -124,7 +124,7 @@ impl Warehouse {
             self.root.clone().join(name),
         )
         .with_cache(Arc::clone(&self.cache))
-        .with_single_writer(self.options.single_writer())
+        .with_options(self.options.clone())
         .with_requests(Arc::clone(&self.requests))
     }
 

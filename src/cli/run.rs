@@ -26,10 +26,24 @@ pub async fn run_sql(ctx: &SessionContext, sql: &str, printing: Printing) -> boo
     match run(ctx, sql, printing).await {
         Ok(()) => true,
         Err(e) => {
-            eprintln!("Error: {e}");
+            eprintln!("Error: {}", error_text(&e));
             false
         }
     }
+}
+
+/// An error as printed: with what to do about it when a cluster lacks our codecs.
+pub fn error_text(e: &crate::error::Error) -> String {
+    let text = e.to_string();
+    #[cfg(feature = "ballista")]
+    {
+        if let Some(hint) = crate::ballista::explain_cluster_error(&text) {
+            return format!("{text}\n{hint}");
+        }
+        return crate::ballista::readable_cluster_error(&text);
+    }
+    #[cfg(not(feature = "ballista"))]
+    text
 }
 
 async fn run(ctx: &SessionContext, sql: &str, printing: Printing) -> Result<()> {

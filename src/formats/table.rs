@@ -43,7 +43,7 @@ use super::deletes::{FileDeletes, keep_selection};
 use super::equality_exec::EqualityDeleteExec;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::planning::{PlannedFile, plan_files, stats_pruning_predicate};
-use crate::provider::scan_exec::{FileInfo, RuntimeContext};
+use crate::provider::scan_exec::RuntimeContext;
 use crate::spec::TableMetadata;
 use crate::store::TableLocation;
 
@@ -204,27 +204,13 @@ impl datafusion::catalog::TableProvider for ForeignTable {
         let snapshot = md.current_snapshot();
         let pruning = stats_pruning_predicate(state, filters, &self.schema);
         let plan = plan_files(&self.location, md, snapshot, filters, pruning.as_deref()).await?;
-        let runtime = Arc::new(RuntimeContext {
-            metadata: Arc::clone(md),
-            manifests: snapshot
-                .map(|s| s.manifests.iter().map(|m| m.partitions.clone()).collect())
-                .unwrap_or_default(),
-            files: plan
-                .files
-                .iter()
-                .map(|f| {
-                    (
-                        f.path.clone(),
-                        FileInfo {
-                            spec_id: f.spec_id,
-                            partition: f.partition.clone(),
-                            manifest: f.manifest,
-                        },
-                    )
-                })
-                .collect(),
-            requests: None,
-        });
+        let runtime = Arc::new(RuntimeContext::new(
+            Arc::clone(md),
+            snapshot,
+            &plan.files,
+            None,
+            self.location.options.clone(),
+        ));
         if plan.files.is_empty() {
             let empty = Arc::new(EmptyExec::new(project_schema(&self.schema, projection)?));
             return Ok(Arc::new(HiddenPartitionsScanExec::new(

@@ -44,7 +44,7 @@ pub struct PlannedFile {
 }
 
 /// Selected and total files of one table spec.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct SpecFileCount {
     pub spec_id: i32,
     pub selected: usize,

@@ -66,6 +66,40 @@ pub struct RuntimeContext {
     pub files: HashMap<Path, FileInfo>,
     /// Object store requests of planning, and the counter to measure the scan's.
     pub requests: Option<ScanRequests>,
+    /// The storage options the table's store was opened with (a plan sent
+    /// to another node opens the store again with them).
+    pub options: crate::store::connect::StorageOptions,
+}
+
+impl RuntimeContext {
+    /// What run-time pruning needs of `snapshot` and of the planned `files`.
+    pub fn new(
+        metadata: Arc<TableMetadata>,
+        snapshot: Option<&crate::spec::Snapshot>,
+        files: &[super::planning::PlannedFile],
+        requests: Option<ScanRequests>,
+        options: crate::store::connect::StorageOptions,
+    ) -> Self {
+        Self {
+            metadata,
+            manifests: snapshot
+                .map(|s| s.manifests.iter().map(|m| m.partitions.clone()).collect())
+                .unwrap_or_default(),
+            files: files
+                .iter()
+                .map(|f| {
+                    let info = FileInfo {
+                        spec_id: f.spec_id,
+                        partition: f.partition.clone(),
+                        manifest: f.manifest,
+                    };
+                    (f.path.clone(), info)
+                })
+                .collect(),
+            requests,
+            options,
+        }
+    }
 }
 
 /// Requests the store served for this scan: while planning, and (with the
@@ -99,6 +133,8 @@ pub struct HiddenPartitionsScanExec {
     metrics: ExecutionPlanMetricsSet,
     opened: Count,
     executed: Arc<AtomicBool>,
+    /// Show the Parquet scan as this node's child (see [`Self::with_inner_as_child`]).
+    inner_as_child: bool,
 }
 
 impl HiddenPartitionsScanExec {
@@ -108,12 +144,12 @@ impl HiddenPartitionsScanExec {
         inner: Arc<dyn ExecutionPlan>,
         runtime: Arc<RuntimeContext>,
     ) -> Self {
-        let metrics = ExecutionPlanMetricsSet::new();
-        let opened = MetricBuilder::new(&metrics).global_counter("files_opened");
+        let node = Self::without_planning_metrics(table, counts, inner, runtime);
         // Planning's work, per table spec, as metrics of the scan.
-        for c in counts.iter().filter(|c| c.total > 0) {
+        let metrics = &node.metrics;
+        for c in node.counts.iter().filter(|c| c.total > 0) {
             let spec = c.spec_id;
-            let add = |name: String, v: usize| MetricBuilder::new(&metrics).global_counter(name).add(v);
+            let add = |name: String, v: usize| MetricBuilder::new(metrics).global_counter(name).add(v);
             add(format!("spec{spec}_files_total"), c.total);
             add(format!("spec{spec}_files_selected"), c.selected);
             add(
@@ -125,12 +161,25 @@ impl HiddenPartitionsScanExec {
             add(format!("spec{spec}_bytes_selected"), c.selected_bytes as usize);
             add(format!("spec{spec}_bytes_total"), c.total_bytes as usize);
         }
-        if let Some(r) = &runtime.requests {
-            let add = |name: &'static str, v: u64| MetricBuilder::new(&metrics).global_counter(name).add(v as usize);
+        if let Some(r) = &node.runtime.requests {
+            let add = |name: &'static str, v: u64| MetricBuilder::new(metrics).global_counter(name).add(v as usize);
             add("requests_planning_get", r.planning.get);
             add("requests_planning_head", r.planning.head);
             add("requests_planning_list", r.planning.list);
         }
+        node
+    }
+
+    /// The scan without the planning metrics (a copy of a plan decoded on
+    /// a cluster node: each task would report planning's work again).
+    pub fn without_planning_metrics(
+        table: String,
+        counts: Vec<SpecFileCount>,
+        inner: Arc<dyn ExecutionPlan>,
+        runtime: Arc<RuntimeContext>,
+    ) -> Self {
+        let metrics = ExecutionPlanMetricsSet::new();
+        let opened = MetricBuilder::new(&metrics).global_counter("files_opened");
         Self {
             table,
             counts,
@@ -140,7 +189,23 @@ impl HiddenPartitionsScanExec {
             metrics,
             opened,
             executed: Arc::new(AtomicBool::new(false)),
+            inner_as_child: false,
         }
+    }
+
+    /// This scan with the Parquet scan as its child, for a distributed
+    /// planner that hands each task a slice of the file groups (Ballista):
+    /// the slice reaches the files this node reads. Only after physical
+    /// optimization, which must not see the Parquet scan on its own.
+    pub fn with_inner_as_child(&self) -> Self {
+        let mut node = self.with_inner(Arc::clone(&self.inner), self.filters.clone());
+        node.inner_as_child = true;
+        node
+    }
+
+    /// Whether the Parquet scan is this node's child.
+    pub fn inner_is_child(&self) -> bool {
+        self.inner_as_child
     }
 
     pub fn table(&self) -> &str {
@@ -167,14 +232,49 @@ impl HiddenPartitionsScanExec {
         &self.filters
     }
 
+    /// The scan as rebuilt from its parts (a plan decoded on another node).
+    pub fn from_parts(
+        table: String,
+        counts: Vec<SpecFileCount>,
+        inner: Arc<dyn ExecutionPlan>,
+        runtime: Arc<RuntimeContext>,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Self {
+        let mut node = Self::new(table, counts, inner, runtime);
+        node.filters = filters;
+        node
+    }
+
+    /// A scan decoded on a cluster node: no planning metrics (every task
+    /// would report planning's work again).
+    pub fn decoded(
+        table: String,
+        counts: Vec<SpecFileCount>,
+        inner: Arc<dyn ExecutionPlan>,
+        runtime: Arc<RuntimeContext>,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        inner_as_child: bool,
+    ) -> Self {
+        let mut node = Self::without_planning_metrics(table, counts, inner, runtime);
+        node.filters = filters;
+        node.inner_as_child = inner_as_child;
+        node
+    }
+
+    /// What run-time pruning knows about the table and the selected files.
+    pub fn runtime(&self) -> &Arc<RuntimeContext> {
+        &self.runtime
+    }
+
     fn with_inner(&self, inner: Arc<dyn ExecutionPlan>, filters: Vec<Arc<dyn PhysicalExpr>>) -> Self {
-        let mut node = Self::new(
+        let mut node = Self::from_parts(
             self.table.clone(),
             self.counts.clone(),
             inner,
             Arc::clone(&self.runtime),
+            filters,
         );
-        node.filters = filters;
+        node.inner_as_child = self.inner_as_child;
         node
     }
 
@@ -276,6 +376,9 @@ impl DisplayAs for HiddenPartitionsScanExec {
         if !self.filters.is_empty() {
             write!(f, ", runtime_filters={}", self.filters.len())?;
         }
+        if self.inner_as_child {
+            return Ok(());
+        }
         write!(f, ", parquet: ")?;
         match self.inner.downcast_ref::<DataSourceExec>() {
             Some(ds) => ds.fmt_as(t, f),
@@ -330,14 +433,14 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![]
+        if self.inner_as_child { vec![&self.inner] } else { vec![] }
     }
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        if children.is_empty() {
-            Ok(self)
-        } else {
-            datafusion::common::internal_err!("HiddenPartitionsScanExec is a leaf")
+        match (self.inner_as_child, children.as_slice()) {
+            (_, []) => Ok(self),
+            (true, [inner]) => Ok(Arc::new(self.with_inner(Arc::clone(inner), self.filters.clone()))),
+            _ => datafusion::common::internal_err!("HiddenPartitionsScanExec takes no children, or its Parquet scan"),
         }
     }
 

@@ -21,11 +21,11 @@ use crate::table::writer::{delete_files, write_stream};
 
 #[derive(Debug)]
 pub struct HiddenPartitionsSink {
-    table: Table,
-    spec: TableSpec,
-    schema: SchemaRef,
+    pub(crate) table: Table,
+    pub(crate) spec: TableSpec,
+    pub(crate) schema: SchemaRef,
     /// `None`: append; `Some(base)`: overwrite what the statement read.
-    overwrite: Option<Versioned>,
+    pub(crate) overwrite: Option<Versioned>,
 }
 
 impl HiddenPartitionsSink {

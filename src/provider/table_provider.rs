@@ -27,7 +27,7 @@ use object_store::ObjectMeta;
 
 use super::field_ids::FieldIdAdapterFactory;
 use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
-use super::scan_exec::{FileInfo, HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
+use super::scan_exec::{HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
 use crate::expr::unqualified;
@@ -40,15 +40,15 @@ use crate::table::update::Update;
 
 #[derive(Debug, Clone)]
 pub struct HiddenPartitionsTable {
-    table: Table,
-    version: Versioned,
-    schema: SchemaRef,
+    pub(crate) table: Table,
+    pub(crate) version: Versioned,
+    pub(crate) schema: SchemaRef,
     /// Time travel: read this snapshot instead of the current one (read-only).
-    as_of: Option<i64>,
+    pub(crate) as_of: Option<i64>,
     /// Read only these data files (a write statement rewriting them).
-    only: Option<Arc<HashSet<object_store::path::Path>>>,
+    pub(crate) only: Option<Arc<HashSet<object_store::path::Path>>>,
     /// `SHOW CREATE TABLE`: a statement that recreates the table.
-    definition: String,
+    pub(crate) definition: String,
 }
 
 impl HiddenPartitionsTable {
@@ -254,28 +254,13 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
             started: Default::default(),
         });
         let name = self.table.name.clone();
-        let runtime = Arc::new(RuntimeContext {
-            metadata: Arc::new(self.version.metadata.clone()),
-            manifests: self
-                .snapshot()
-                .map(|s| s.manifests.iter().map(|m| m.partitions.clone()).collect())
-                .unwrap_or_default(),
-            files: plan
-                .files
-                .iter()
-                .map(|f| {
-                    (
-                        f.path.clone(),
-                        FileInfo {
-                            spec_id: f.spec_id,
-                            partition: f.partition.clone(),
-                            manifest: f.manifest,
-                        },
-                    )
-                })
-                .collect(),
+        let runtime = Arc::new(RuntimeContext::new(
+            Arc::new(self.version.metadata.clone()),
+            self.snapshot(),
+            &plan.files,
             requests,
-        });
+            self.table.location.options.clone(),
+        ));
         if plan.files.is_empty() {
             let schema = project_schema(&self.schema, projection)?;
             let empty = Arc::new(EmptyExec::new(schema));

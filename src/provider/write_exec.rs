@@ -53,6 +53,11 @@ impl WriteExec {
         }
     }
 
+    /// The table the statement writes.
+    pub fn table_name(&self) -> &str {
+        &self.statement.table().name
+    }
+
     pub fn operation(&self) -> &str {
         self.operation
     }

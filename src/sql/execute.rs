@@ -139,7 +139,19 @@ async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<StatementResu
 /// first and the count is of the files actually opened (after run-time
 /// pruning), per scan.
 async fn explain_files(ctx: &SessionContext, query: &str, analyze: bool) -> Result<StatementResult> {
-    let plan = ctx.sql(query).await?.create_physical_plan().await?;
+    let df = ctx.sql(query).await?;
+    let plan = if analyze {
+        df.create_physical_plan().await?
+    } else {
+        // Planned here with DataFusion's planner, also when the session runs
+        // statements elsewhere (a Ballista cluster plans with the same rule).
+        use datafusion::physical_planner::PhysicalPlanner;
+        let state = ctx.state();
+        let logical = state.optimize(df.logical_plan())?;
+        datafusion::physical_planner::DefaultPhysicalPlanner::default()
+            .create_physical_plan(&logical, &state)
+            .await?
+    };
     if let Some(write) = find_write(&plan) {
         return explain_write_files(write).await;
     }

@@ -20,6 +20,7 @@ use object_store::ObjectStore;
 use object_store::path::{Path, PathPart};
 
 use super::cache::ObjectCache;
+use super::connect::StorageOptions;
 use super::observe::RequestCounts;
 use crate::error::Result;
 use crate::manifest::source::ManifestSource;
@@ -42,6 +43,9 @@ pub struct TableLocation {
     /// Where manifest batches come from when they are not our Parquet
     /// manifests (a table of another format, see `formats`).
     pub manifest_source: Option<Arc<dyn ManifestSource>>,
+    /// The storage options the store was built with (carried to Ballista
+    /// executors, which build their own store from them).
+    pub options: StorageOptions,
 }
 
 impl fmt::Debug for TableLocation {
@@ -61,7 +65,15 @@ impl TableLocation {
             single_writer: false,
             requests: None,
             manifest_source: None,
+            options: StorageOptions::default(),
         }
+    }
+
+    /// The options the store was built with; `single_writer` follows them.
+    pub fn with_options(mut self, options: StorageOptions) -> Self {
+        self.single_writer = options.single_writer();
+        self.options = options;
+        self
     }
 
     /// Read manifests through `source` instead of as our Parquet manifests.

@@ -1,0 +1,177 @@
+//! The logical codec: our tables inside logical plans sent from a Ballista
+//! client to the scheduler.
+//!
+//! A [`HiddenPartitionsTable`] is sent as its location, the storage options
+//! it was opened with, and its metadata at the version the client planned
+//! with, so the scheduler plans exactly the snapshot the client saw and
+//! reads no metadata file to do it. Everything else goes to Ballista's own
+//! codec. Iceberg and Delta tables are refused by name: they do not run on
+//! a cluster yet.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
+use datafusion::common::TableReference;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF};
+use datafusion_proto::logical_plan::LogicalExtensionCodec;
+
+use super::functions::{aggregate_by_name, scalar_by_name};
+use super::stores::{location_from_wire, options_to_wire};
+use super::wire::{self, TABLE_TAG, TableNode};
+use crate::provider::HiddenPartitionsTable;
+use crate::spec::TableMetadata;
+use crate::store::Versioned;
+use crate::table::Table;
+
+#[derive(Debug)]
+pub struct HiddenPartitionsLogicalCodec {
+    fallback: Arc<dyn LogicalExtensionCodec>,
+}
+
+impl Default for HiddenPartitionsLogicalCodec {
+    fn default() -> Self {
+        Self::new(Arc::new(ballista_core::serde::BallistaLogicalExtensionCodec::default()))
+    }
+}
+
+impl HiddenPartitionsLogicalCodec {
+    /// Our codec in front of `fallback` (for everything that is not ours).
+    pub fn new(fallback: Arc<dyn LogicalExtensionCodec>) -> Self {
+        Self { fallback }
+    }
+}
+
+/// A table as sent over the wire.
+fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
+    let location = &t.table.location;
+    let mut only: Vec<String> = t
+        .only
+        .as_ref()
+        .map(|o| o.iter().map(|p| p.to_string()).collect())
+        .unwrap_or_default();
+    only.sort();
+    Ok(TableNode {
+        name: t.table.name.clone(),
+        store_url: location.store_url.as_str().to_string(),
+        root: location.root.to_string(),
+        options: options_to_wire(&location.options),
+        version: t.version.version,
+        metadata_json: wire::to_json("table metadata", &t.version.metadata)?,
+        as_of: t.as_of,
+        only,
+        restricted: t.only.is_some(),
+        definition: t.definition.clone(),
+    })
+}
+
+/// The table handle (location and commit binding) a node rebuilds.
+fn table_from_node(node: &TableNode, ctx: &TaskContext) -> Result<(Table, TableMetadata)> {
+    let location = location_from_wire(ctx, &node.store_url, &node.root, &node.options)?;
+    let metadata: TableMetadata = wire::from_json("table metadata", &node.metadata_json)?;
+    let table = Table::new(node.name.clone(), location).bound(&metadata.table_uuid);
+    Ok((table, metadata))
+}
+
+fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTable> {
+    let (table, metadata) = table_from_node(&node, ctx)?;
+    let schema = metadata
+        .current_spec()
+        .map_err(|e| DataFusionError::Plan(e.to_string()))?
+        .schema
+        .arrow_schema();
+    Ok(HiddenPartitionsTable {
+        table,
+        version: Versioned {
+            version: node.version,
+            metadata,
+        },
+        schema,
+        as_of: node.as_of,
+        only: node.restricted.then(|| {
+            Arc::new(
+                node.only
+                    .iter()
+                    .map(|p| object_store::path::Path::from(p.as_str()))
+                    .collect::<HashSet<_>>(),
+            )
+        }),
+        definition: node.definition,
+    })
+}
+
+impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {
+    fn try_decode(&self, buf: &[u8], inputs: &[LogicalPlan], ctx: &TaskContext) -> Result<Extension> {
+        self.fallback.try_decode(buf, inputs, ctx)
+    }
+
+    fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> Result<()> {
+        self.fallback.try_encode(node, buf)
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: SchemaRef,
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn TableProvider>> {
+        match wire::decode::<TableNode>(TABLE_TAG, buf, "table") {
+            Some(node) => Ok(Arc::new(decode_table(node?, ctx)?)),
+            None => self.fallback.try_decode_table_provider(buf, table_ref, schema, ctx),
+        }
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        if let Some(table) = node.downcast_ref::<HiddenPartitionsTable>() {
+            wire::encode(TABLE_TAG, &table_node(table)?, buf);
+            return Ok(());
+        }
+        if let Some(foreign) = node.downcast_ref::<crate::formats::ForeignTable>() {
+            return Err(DataFusionError::NotImplemented(format!(
+                "table {table_ref} is an {} table: reading Iceberg and Delta tables on a Ballista cluster is not supported; \
+                 query it in a local session, or copy it into a hidden-partitions table first (CREATE TABLE … AS SELECT * FROM {table_ref})",
+                foreign.format()
+            )));
+        }
+        self.fallback.try_encode_table_provider(table_ref, node, buf)
+    }
+
+    fn try_decode_file_format(
+        &self,
+        buf: &[u8],
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn datafusion::datasource::file_format::FileFormatFactory>> {
+        self.fallback.try_decode_file_format(buf, ctx)
+    }
+
+    fn try_encode_file_format(
+        &self,
+        buf: &mut Vec<u8>,
+        node: Arc<dyn datafusion::datasource::file_format::FileFormatFactory>,
+    ) -> Result<()> {
+        self.fallback.try_encode_file_format(buf, node)
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        match scalar_by_name(name) {
+            Some(f) => Ok(f),
+            None => self.fallback.try_decode_udf(name, buf),
+        }
+    }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        match aggregate_by_name(name) {
+            Some(f) => Ok(f),
+            None => self.fallback.try_decode_udaf(name, buf),
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Running hidden-partitions tables on an Apache Ballista cluster
+//! (cargo feature `ballista`).
+//!
+//! A Ballista client plans SQL, sends the optimized logical plan to the
+//! scheduler, which plans it physically and cuts it into stages, and the
+//! executors run the stage tasks. Our pieces travel through two codecs:
+//!
+//! | where            | what travels                                   | codec                               |
+//! |------------------|------------------------------------------------|-------------------------------------|
+//! | client → scheduler | the table (location, options, pinned metadata) | [`HiddenPartitionsLogicalCodec`]  |
+//! | scheduler → executors | the scan with its files and filters, the INSERT sink | [`HiddenPartitionsPhysicalCodec`] |
+//! | everywhere       | calls of `bucket`, `variant_get`, … by name     | both                                |
+//!
+//! The scheduler plans with the statement's pinned snapshot and our
+//! physical rule, so `files=S/T` is the same as in a local session. The
+//! rule runs only in Ballista's static planner; [`ballista_config`] turns
+//! the adaptive planner off for that reason.
+//!
+//! What prunes on a cluster: everything decided at planning (filters on
+//! source columns, per table spec) and the static filters the scan keeps
+//! for run time. Dynamic filters (from a hash join's build side or a TopK)
+//! do not cross stage boundaries, and Ballista turns them off; a join does
+//! not prune the fact table's partitions on a cluster.
+//!
+//! Writes: INSERT (and CTAS) run on the cluster — the final stage is one
+//! task that writes the files and commits once. DELETE, UPDATE, MERGE INTO
+//! and TRUNCATE are refused with an error; they run in a local session on
+//! the same tables.
+
+mod cluster;
+mod functions;
+mod logical_codec;
+mod physical_codec;
+mod stages;
+mod stores;
+mod wire;
+
+use std::sync::Arc;
+
+use ::ballista::prelude::{SessionConfigExt, SessionContextExt};
+use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::execution::{FunctionRegistry, SessionState};
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+pub use cluster::{ExecutorArgs, SchedulerArgs, run_executor, run_scheduler, scheduler_session_builder};
+pub use functions::{aggregate_functions, scalar_functions};
+pub use logical_codec::HiddenPartitionsLogicalCodec;
+pub use physical_codec::HiddenPartitionsPhysicalCodec;
+pub use stores::set_node_storage_options;
+
+use crate::catalog::Warehouse;
+use crate::config::HiddenPartitionsOptions;
+use crate::error::{Error, Result};
+use crate::session::SessionContextExt as _;
+
+/// A Ballista session config with our codecs and options: Ballista's
+/// defaults, the `hidden_partitions.*` options, the static planner (so our
+/// physical rule runs on the scheduler).
+pub fn ballista_config() -> SessionConfig {
+    SessionConfig::new_with_ballista()
+        .with_information_schema(true)
+        .with_option_extension(HiddenPartitionsOptions::default())
+        .with_ballista_adaptive_query_planner(false)
+        .with_ballista_logical_extension_codec(Arc::new(HiddenPartitionsLogicalCodec::default()))
+        .with_ballista_physical_extension_codec(Arc::new(HiddenPartitionsPhysicalCodec::default()))
+}
+
+/// A session state with everything of ours: the rule, the `VARIANT` type,
+/// the table factories and the SQL functions.
+pub fn session_state(config: SessionConfig, runtime: Option<Arc<RuntimeEnv>>) -> SessionState {
+    let mut builder = SessionStateBuilder::new().with_config(config).with_default_features();
+    if let Some(runtime) = runtime {
+        builder = builder.with_runtime_env(runtime);
+    }
+    let builder = crate::session::with_hidden_partitions(builder)
+        .with_physical_optimizer_rule(Arc::new(stages::ScanSlicesForTasks));
+    let mut state = builder.build();
+    register_functions(&mut state);
+    state
+}
+
+pub(crate) fn register_functions(state: &mut SessionState) {
+    // SessionState's registration does not fail.
+    for f in scalar_functions() {
+        let _ = state.register_udf(f);
+    }
+    for f in aggregate_functions() {
+        let _ = state.register_udaf(f);
+    }
+}
+
+/// A session that runs statements on an in-process Ballista cluster
+/// (scheduler and executor in this process), with `warehouse` as the
+/// default schema. For tests and for trying a plan on Ballista.
+pub async fn standalone(warehouse: Warehouse, parallelism: usize) -> Result<SessionContext> {
+    let config = ballista_config().with_ballista_standalone_parallelism(parallelism.max(1));
+    let state = session_state(config, None);
+    let ctx = SessionContext::standalone_with_state(state)
+        .await
+        .map_err(Error::from)?;
+    ctx.register_warehouse(warehouse).await?;
+    Ok(ctx)
+}
+
+/// A session that runs statements on the Ballista scheduler at `url`
+/// (`df://host:port`), with `warehouse` as the default schema. The
+/// scheduler and executors must have our codecs: start them with
+/// `hidden-partitions-scheduler` and `hidden-partitions-executor`.
+pub async fn remote(url: &str, warehouse: Warehouse) -> Result<SessionContext> {
+    let state = session_state(ballista_config(), None);
+    let ctx = SessionContext::remote_with_state(url, state)
+        .await
+        .map_err(|e| Error::Invalid(format!("cannot connect to the Ballista scheduler at {url}: {e}")))?;
+    ctx.register_warehouse(warehouse).await?;
+    Ok(ctx)
+}
+
+/// The message of an error raised in a task on an executor: Ballista
+/// reports it as `Job … failed: … DataFusionError(Shared(External(…(Execution("<message>")))))`;
+/// this gives back the message as the task wrote it.
+pub fn readable_cluster_error(text: &str) -> String {
+    let Some(start) = ["Execution(\"", "Plan(\"", "NotImplemented(\"", "Internal(\""]
+        .iter()
+        .filter_map(|m| text.rfind(m).map(|i| i + m.len()))
+        .max()
+    else {
+        return text.to_string();
+    };
+    let Some(end) = text.rfind("\")") else {
+        return text.to_string();
+    };
+    if end <= start || !text.contains("Task failed") {
+        return text.to_string();
+    }
+    text[start..end].replace("\\\"", "\"").replace("\\\\", "\\")
+}
+
+/// An error from a cluster, with what to do about it when the cause is
+/// known (a scheduler or executor without our codecs).
+pub fn explain_cluster_error(message: &str) -> Option<String> {
+    let missing = [
+        "LogicalExtensionCodec is not provided",
+        "Unsupported plan and extension codec failed",
+    ];
+    missing.iter().any(|m| message.contains(m)).then(|| {
+        "the Ballista scheduler or executor could not decode a hidden-partitions table or scan: it runs without the \
+         hidden-partitions codecs (HiddenPartitionsLogicalCodec, HiddenPartitionsPhysicalCodec). Start the cluster with \
+         hidden-partitions-scheduler and hidden-partitions-executor, or install the codecs with \
+         hidden_partitions::ballista::scheduler_session_builder and ballista_config"
+            .to_string()
+    })
+}

@@ -1,0 +1,325 @@
+//! The physical codec: our plan nodes inside the stage plans a Ballista
+//! scheduler sends to executors.
+//!
+//! | node                                  | on the wire                                              |
+//! |---------------------------------------|----------------------------------------------------------|
+//! | `HiddenPartitionsScanExec`            | the Parquet scan (DataFusion's own encoding), the pushed filters, the selected files' specs and partition values |
+//! | `DataSinkExec` + `HiddenPartitionsSink` | the table, its spec (INSERT; the input travels as the node's child) |
+//! | `WriteExec` (DELETE, UPDATE, MERGE)   | refused: row-level writes run in a local session         |
+//!
+//! DataFusion's Parquet encoding drops the expression adapter, so the scan
+//! re-attaches the one that matches columns by field id after decoding;
+//! without it an executor would read renamed columns by name.
+
+use std::sync::Arc;
+
+use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder};
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::physical_plan::{
+    PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
+};
+use datafusion_proto::protobuf::{PhysicalExprNode, PhysicalPlanNode};
+use object_store::path::Path;
+use prost::Message;
+
+use super::functions::{aggregate_by_name, scalar_by_name};
+use super::stores::{location_from_wire, options_from_wire, options_to_wire, store_for};
+use super::wire::{self, FileNode, SCAN_TAG, SINK_TAG, ScanNode, SinkNode};
+use crate::provider::HiddenPartitionsScanExec;
+use crate::provider::field_ids::FieldIdAdapterFactory;
+use crate::provider::scan_exec::{FileInfo, RuntimeContext};
+use crate::provider::sink::HiddenPartitionsSink;
+use crate::provider::write_exec::WriteExec;
+use crate::spec::{TableMetadata, TableSpec};
+use crate::store::Versioned;
+use crate::table::Table;
+
+#[derive(Debug)]
+pub struct HiddenPartitionsPhysicalCodec {
+    fallback: Arc<dyn PhysicalExtensionCodec>,
+}
+
+impl Default for HiddenPartitionsPhysicalCodec {
+    fn default() -> Self {
+        Self::new(Arc::new(ballista_core::serde::BallistaPhysicalExtensionCodec::default()))
+    }
+}
+
+impl HiddenPartitionsPhysicalCodec {
+    /// Our codec in front of `fallback` (for everything that is not ours).
+    pub fn new(fallback: Arc<dyn PhysicalExtensionCodec>) -> Self {
+        Self { fallback }
+    }
+
+    fn encode_scan(
+        &self,
+        scan: &HiddenPartitionsScanExec,
+        conv: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<ScanNode> {
+        let runtime = scan.runtime();
+        // As a child, the Parquet scan travels as the node's input.
+        let inner = match scan.inner_is_child() {
+            true => Vec::new(),
+            false => conv.execution_plan_to_proto(scan.inner(), self)?.encode_to_vec(),
+        };
+        let filters = scan
+            .runtime_filters()
+            .iter()
+            .map(|f| Ok(conv.physical_expr_to_proto(f, self)?.encode_to_vec()))
+            .collect::<Result<Vec<_>>>()?;
+        let mut files = runtime
+            .files
+            .iter()
+            .map(|(path, info)| {
+                Ok(FileNode {
+                    path: path.to_string(),
+                    spec_id: info.spec_id,
+                    manifest: info.manifest as u64,
+                    partition: info.partition.iter().map(wire::encode_scalar).collect::<Result<_>>()?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let (store_url, options) = scan_store(scan)?;
+        Ok(ScanNode {
+            table: scan.table().to_string(),
+            counts_json: wire::to_json("file counts", &scan.file_counts())?,
+            inner,
+            filters,
+            metadata_json: wire::to_json("table metadata", runtime.metadata.as_ref())?,
+            manifests_json: wire::to_json("manifest summaries", &runtime.manifests)?,
+            files,
+            store_url,
+            options,
+            inner_is_child: scan.inner_is_child(),
+        })
+    }
+
+    fn decode_scan(
+        &self,
+        node: ScanNode,
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        conv: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if !node.store_url.is_empty() {
+            store_for(ctx, &node.store_url, &options_from_wire(&node.options))?;
+        }
+        let metadata: TableMetadata = wire::from_json("table metadata", &node.metadata_json)?;
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        let inner = match (node.inner_is_child, inputs) {
+            (true, [inner]) => Arc::clone(inner),
+            (true, _) => {
+                return Err(DataFusionError::Internal(format!(
+                    "the scan of {} arrived with {} inputs, expected its Parquet scan",
+                    node.table,
+                    inputs.len()
+                )));
+            }
+            (false, _) => {
+                let inner = PhysicalPlanNode::decode(node.inner.as_slice()).map_err(|e| {
+                    DataFusionError::Internal(format!("cannot decode the Parquet scan of {}: {e}", node.table))
+                })?;
+                conv.proto_to_execution_plan(&inner, &decode_ctx)?
+            }
+        };
+        let inner = with_field_ids(inner, &metadata)?;
+        let schema = inner.schema();
+        let filters = node
+            .filters
+            .iter()
+            .map(|bytes| {
+                let expr = PhysicalExprNode::decode(bytes.as_slice())
+                    .map_err(|e| DataFusionError::Internal(format!("cannot decode a filter of {}: {e}", node.table)))?;
+                conv.proto_to_physical_expr(&expr, &schema, &decode_ctx)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let files = node
+            .files
+            .iter()
+            .map(|f| {
+                let partition = f
+                    .partition
+                    .iter()
+                    .map(|v| wire::decode_scalar(v))
+                    .collect::<Result<_>>()?;
+                Ok((
+                    Path::from(f.path.as_str()),
+                    FileInfo {
+                        spec_id: f.spec_id,
+                        partition,
+                        manifest: f.manifest as usize,
+                    },
+                ))
+            })
+            .collect::<Result<_>>()?;
+        let runtime = RuntimeContext {
+            metadata: Arc::new(metadata),
+            manifests: wire::from_json("manifest summaries", &node.manifests_json)?,
+            files,
+            requests: None,
+            options: options_from_wire(&node.options),
+        };
+        Ok(Arc::new(HiddenPartitionsScanExec::decoded(
+            node.table,
+            wire::from_json("file counts", &node.counts_json)?,
+            inner,
+            Arc::new(runtime),
+            filters,
+            node.inner_is_child,
+        )))
+    }
+
+    fn decode_sink(
+        &self,
+        node: SinkNode,
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let [input] = inputs else {
+            return Err(DataFusionError::Internal(format!(
+                "the INSERT into {} arrived with {} inputs, expected 1",
+                node.name,
+                inputs.len()
+            )));
+        };
+        let location = location_from_wire(ctx, &node.store_url, &node.root, &node.options)?;
+        let table = Table::new(node.name.clone(), location).bound(&node.table_uuid);
+        let spec: TableSpec = wire::from_json("table spec", &node.spec_json)?;
+        let schema = spec.schema.arrow_schema();
+        let mut sink = HiddenPartitionsSink::new(table, spec, schema);
+        if let Some(version) = node.overwrite_version {
+            let metadata: TableMetadata = wire::from_json("table metadata", &node.overwrite_metadata_json)?;
+            sink = sink.overwrite(Versioned { version, metadata });
+        }
+        Ok(Arc::new(DataSinkExec::new(Arc::clone(input), Arc::new(sink), None)))
+    }
+}
+
+/// The store URL and options of the table a scan reads.
+fn scan_store(scan: &HiddenPartitionsScanExec) -> Result<(String, std::collections::HashMap<String, String>)> {
+    let url = scan
+        .inner()
+        .downcast_ref::<DataSourceExec>()
+        .and_then(|ds| ds.data_source().downcast_ref::<FileScanConfig>())
+        .map(|c| c.object_store_url.as_str().to_string())
+        .unwrap_or_default();
+    Ok((url, options_to_wire(&scan.runtime().options)))
+}
+
+/// The Parquet scan with the adapter that matches columns by field id.
+fn with_field_ids(inner: Arc<dyn ExecutionPlan>, metadata: &TableMetadata) -> Result<Arc<dyn ExecutionPlan>> {
+    let Some(config) = inner
+        .downcast_ref::<DataSourceExec>()
+        .and_then(|ds| ds.data_source().downcast_ref::<FileScanConfig>())
+    else {
+        return Ok(inner);
+    };
+    let schema = &metadata
+        .current_spec()
+        .map_err(|e| DataFusionError::Plan(e.to_string()))?
+        .schema;
+    let config = FileScanConfigBuilder::from(config.clone())
+        .with_expr_adapter(Some(Arc::new(FieldIdAdapterFactory::new(schema))))
+        .build();
+    Ok(DataSourceExec::from_data_source(config))
+}
+
+fn refuse_write(write: &WriteExec) -> DataFusionError {
+    let statement = match write.operation() {
+        "merge" => "MERGE INTO".to_string(),
+        other => other.to_ascii_uppercase(),
+    };
+    DataFusionError::NotImplemented(format!(
+        "{statement} on table {} cannot run on a Ballista cluster: DELETE, UPDATE, MERGE INTO and TRUNCATE run in a local session \
+         (e.g. the hidden-partitions CLI without --ballista, on the same warehouse); INSERT and SELECT run on the cluster",
+        write.table_name()
+    ))
+}
+
+impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        conv: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if let Some(node) = wire::decode::<ScanNode>(SCAN_TAG, buf, "scan") {
+            return self.decode_scan(node?, inputs, ctx, conv);
+        }
+        if let Some(node) = wire::decode::<SinkNode>(SINK_TAG, buf, "INSERT") {
+            return self.decode_sink(node?, inputs, ctx);
+        }
+        self.fallback.try_decode(buf, inputs, ctx, conv)
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        conv: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        if let Some(scan) = node.downcast_ref::<HiddenPartitionsScanExec>() {
+            wire::encode(SCAN_TAG, &self.encode_scan(scan, conv)?, buf);
+            return Ok(());
+        }
+        if let Some(sink) = node
+            .downcast_ref::<DataSinkExec>()
+            .and_then(|ds| (ds.sink() as &dyn std::any::Any).downcast_ref::<HiddenPartitionsSink>())
+        {
+            let location = &sink.table.location;
+            let overwrite = sink.overwrite.as_ref();
+            let message = SinkNode {
+                name: sink.table.name.clone(),
+                store_url: location.store_url.as_str().to_string(),
+                root: location.root.to_string(),
+                options: options_to_wire(&location.options),
+                table_uuid: sink
+                    .table
+                    .uuid()
+                    .map_err(|e| DataFusionError::Plan(e.to_string()))?
+                    .to_string(),
+                spec_json: wire::to_json("table spec", &sink.spec)?,
+                overwrite_version: overwrite.map(|v| v.version),
+                overwrite_metadata_json: match overwrite {
+                    Some(v) => wire::to_json("table metadata", &v.metadata)?,
+                    None => String::new(),
+                },
+            };
+            wire::encode(SINK_TAG, &message, buf);
+            return Ok(());
+        }
+        if let Some(write) = node.downcast_ref::<WriteExec>() {
+            return Err(refuse_write(write));
+        }
+        self.fallback.try_encode(node, buf, conv)
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        match scalar_by_name(name) {
+            Some(f) => Ok(f),
+            None => self.fallback.try_decode_udf(name, buf),
+        }
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.fallback.try_encode_udf(node, buf)
+    }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        match aggregate_by_name(name) {
+            Some(f) => Ok(f),
+            None => self.fallback.try_decode_udaf(name, buf),
+        }
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.fallback.try_encode_udaf(node, buf)
+    }
+}

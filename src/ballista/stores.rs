@@ -1,0 +1,155 @@
+//! Reaching a table's store on the node that decoded a plan.
+//!
+//! A plan names a store by URL (`s3://bucket`, `file:///`). The node uses
+//! the store its runtime already has for that URL (in standalone mode: the
+//! client's own). Otherwise it builds one from the options the table was
+//! opened with, then from the node's own `--storage-option`s (which win,
+//! e.g. an endpoint that is only reachable inside the cluster), and
+//! credentials from its environment, and registers it for the tasks that
+//! follow.
+
+use std::sync::{Arc, OnceLock, RwLock};
+
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::object_store::{DefaultObjectStoreRegistry, ObjectStoreRegistry};
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use object_store::ObjectStore;
+
+use std::collections::HashMap;
+
+use crate::store::TableLocation;
+use crate::store::connect::{StorageOptions, build_store};
+use crate::store::url::{Scheme, StoreLocation};
+
+/// Storage options of this process (a scheduler's or executor's flags).
+fn node_options() -> &'static RwLock<StorageOptions> {
+    static OPTIONS: OnceLock<RwLock<StorageOptions>> = OnceLock::new();
+    OPTIONS.get_or_init(Default::default)
+}
+
+/// Set the storage options this node adds to every table's own.
+pub fn set_node_storage_options(options: StorageOptions) {
+    if let Ok(mut guard) = node_options().write() {
+        *guard = options;
+    }
+}
+
+/// The table's options with the node's on top.
+pub fn effective_options(table: &StorageOptions) -> StorageOptions {
+    let mut merged = table.clone();
+    if let Ok(node) = node_options().read() {
+        for (k, v) in node.iter() {
+            merged = merged.with(k, v);
+        }
+    }
+    merged
+}
+
+/// Whether this process is a scheduler or executor (its runtimes use [`NodeStores`]).
+static IS_NODE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Every store this node opened, for all its sessions and tasks.
+fn opened() -> &'static DefaultObjectStoreRegistry {
+    static OPENED: OnceLock<DefaultObjectStoreRegistry> = OnceLock::new();
+    OPENED.get_or_init(DefaultObjectStoreRegistry::new)
+}
+
+/// The object store registry of a scheduler's or executor's runtimes: the
+/// stores opened while decoding any plan are seen by every task (Ballista
+/// gives tasks runtimes of their own).
+#[derive(Debug, Default)]
+pub struct NodeStores;
+
+impl ObjectStoreRegistry for NodeStores {
+    fn register_store(&self, url: &url::Url, store: Arc<dyn ObjectStore>) -> Option<Arc<dyn ObjectStore>> {
+        opened().register_store(url, store)
+    }
+
+    fn get_store(&self, url: &url::Url) -> Result<Arc<dyn ObjectStore>> {
+        if let Ok(store) = opened().get_store(url) {
+            return Ok(store);
+        }
+        // A store no plan named yet: from this node's options and environment.
+        let store_url = ObjectStoreUrl::parse(&url[..url::Position::BeforePath])?;
+        let place = StoreLocation {
+            scheme: Scheme::of(&store_url),
+            store_url: store_url.clone(),
+            root: Default::default(),
+        };
+        if place.scheme == Scheme::Memory {
+            return opened().get_store(url);
+        }
+        let store = build_store(&place, &effective_options(&StorageOptions::new()))
+            .map_err(|e| DataFusionError::Plan(format!("this Ballista node cannot reach the table's store: {e}")))?;
+        opened().register_store(store_url.as_ref(), Arc::clone(&store));
+        Ok(store)
+    }
+}
+
+/// A runtime for a cluster node: spill files under `work_dir`, stores from [`NodeStores`].
+pub fn node_runtime(work_dir: Option<&str>) -> Result<Arc<RuntimeEnv>> {
+    IS_NODE.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut builder = RuntimeEnvBuilder::new().with_object_store_registry(Arc::new(NodeStores));
+    if let Some(dir) = work_dir {
+        builder = builder.with_temp_file_path(dir);
+    }
+    builder.build_arc()
+}
+
+/// The store for `url`, registered with the task's runtime if it was not yet.
+pub fn store_for(ctx: &TaskContext, url: &str, table_options: &StorageOptions) -> Result<Arc<dyn ObjectStore>> {
+    let store_url = ObjectStoreUrl::parse(url)?;
+    let runtime = ctx.runtime_env();
+    if let Ok(store) = opened().get_store(store_url.as_ref()) {
+        return Ok(store);
+    }
+    // In the client's process (standalone), its own stores.
+    if !IS_NODE.load(std::sync::atomic::Ordering::Relaxed)
+        && let Ok(store) = runtime.object_store(&store_url)
+    {
+        return Ok(store);
+    }
+    let place = StoreLocation {
+        scheme: Scheme::of(&store_url),
+        store_url: store_url.clone(),
+        root: Default::default(),
+    };
+    if place.scheme == Scheme::Memory {
+        return Err(DataFusionError::Plan(format!(
+            "table store {url} is in the memory of another process: a Ballista cluster needs the table on a shared store (a directory every node sees, s3://, gs://, az://)"
+        )));
+    }
+    let store = build_store(&place, &effective_options(table_options))
+        .map_err(|e| DataFusionError::Plan(format!("this Ballista node cannot reach the table's store: {e}")))?;
+    runtime.register_object_store(store_url.as_ref(), Arc::clone(&store));
+    opened().register_store(store_url.as_ref(), Arc::clone(&store));
+    Ok(store)
+}
+
+/// Options as they travel (a plain map) and back.
+pub fn options_to_wire(options: &StorageOptions) -> HashMap<String, String> {
+    options.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+pub fn options_from_wire(options: &HashMap<String, String>) -> StorageOptions {
+    options.iter().fold(StorageOptions::new(), |o, (k, v)| o.with(k, v))
+}
+
+/// A table location on this node, from what travelled.
+pub fn location_from_wire(
+    ctx: &TaskContext,
+    store_url: &str,
+    root: &str,
+    options: &HashMap<String, String>,
+) -> Result<TableLocation> {
+    let options = options_from_wire(options);
+    let store = store_for(ctx, store_url, &options)?;
+    Ok(TableLocation::new(
+        store,
+        ObjectStoreUrl::parse(store_url)?,
+        object_store::path::Path::from(root),
+    )
+    .with_options(options))
+}

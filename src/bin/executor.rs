@@ -1,0 +1,27 @@
+//! `hidden-partitions-executor`: a Ballista executor that runs
+//! hidden-partitions scans and INSERTs (our codecs and functions).
+
+use clap::Parser;
+use hidden_partitions::ballista::{ExecutorArgs, run_executor};
+
+#[derive(Parser)]
+#[command(
+    name = "hidden-partitions-executor",
+    version,
+    about = "Ballista executor for hidden-partitions tables"
+)]
+struct Cli {
+    #[command(flatten)]
+    args: ExecutorArgs,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    match run_executor(Cli::parse().args).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hidden-partitions-executor: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
