@@ -107,6 +107,16 @@ impl HiddenPartitionsDb {
         })
     }
 
+    /// A local session, or one on an in-process Ballista cluster.
+    async fn open_for(warehouse: &Path, on_ballista: bool) -> crate::error::Result<Self> {
+        #[cfg(feature = "ballista")]
+        if on_ballista {
+            return Self::open_on_ballista(warehouse).await;
+        }
+        let _ = on_ballista;
+        Self::open(warehouse).await
+    }
+
     /// A session on an in-process Ballista cluster (two task slots).
     #[cfg(feature = "ballista")]
     pub async fn open_on_ballista(warehouse: &Path) -> crate::error::Result<Self> {
@@ -348,26 +358,7 @@ fn validate_on_cluster(normalizer: sqllogictest::Normalizer, actual: &[Vec<Strin
 /// are left out.
 #[cfg(feature = "ballista")]
 pub async fn run_file_on_ballista(path: &Path) -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("hp-slt-ballista-{}", uuid::Uuid::new_v4()));
-    let warehouse = dir.join("warehouse");
-    let scratch = dir.join("scratch");
-    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
-    let wh = Arc::new(warehouse.clone());
-    let mut runner = sqllogictest::Runner::new(move || {
-        let wh = Arc::clone(&wh);
-        async move { HiddenPartitionsDb::open_on_ballista(&wh).await }
-    });
-    runner.add_label("ballista");
-    runner.with_column_validator(|actual, expected| actual == expected);
-    runner.with_validator(validate_on_cluster);
-    runner.set_var("warehouse".to_string(), warehouse.display().to_string());
-    runner.set_var("scratch".to_string(), scratch.display().to_string());
-    let result = runner
-        .run_file_async(path)
-        .await
-        .map_err(|e| e.display(true).to_string());
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    run_on_temp_warehouse(path, true).await
 }
 
 /// EXPLAIN output as DataFusion's own sqllogictests print it: the plan type
@@ -405,6 +396,12 @@ pub fn collect_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
 
 /// Run one `.slt` file against a fresh local warehouse. Errors carry the file and line.
 pub async fn run_file(path: &Path) -> Result<(), String> {
+    run_on_temp_warehouse(path, false).await
+}
+
+/// Run `path` on a warehouse in a new temporary directory, in a local
+/// session or on an in-process Ballista cluster.
+async fn run_on_temp_warehouse(path: &Path, on_ballista: bool) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("hp-slt-{}", uuid::Uuid::new_v4()));
     let warehouse = dir.join("warehouse");
     let scratch = dir.join("scratch");
@@ -412,9 +409,14 @@ pub async fn run_file(path: &Path) -> Result<(), String> {
     let wh = Arc::new(warehouse.clone());
     let mut runner = sqllogictest::Runner::new(move || {
         let wh = Arc::clone(&wh);
-        async move { HiddenPartitionsDb::open(&wh).await }
+        async move { HiddenPartitionsDb::open_for(&wh, on_ballista).await }
     });
     runner.with_column_validator(|actual, expected| actual == expected);
+    #[cfg(feature = "ballista")]
+    if on_ballista {
+        runner.add_label("ballista");
+        runner.with_validator(validate_on_cluster);
+    }
     runner.set_var("warehouse".to_string(), warehouse.display().to_string());
     runner.set_var("scratch".to_string(), scratch.display().to_string());
     let result = runner
