@@ -86,6 +86,7 @@ pub struct HiddenPartitionsDb {
     /// scans and their `files=` (see [`run_file_on_ballista`]).
     on_ballista: bool,
     /// A local session on the same warehouse (for what a cluster cannot run).
+    #[cfg_attr(not(feature = "ballista"), allow(dead_code))]
     local: Option<SessionContext>,
 }
 
