@@ -7,25 +7,10 @@
 //!
 //! `cargo bench --bench star_join`; under `cargo test` a tiny size runs once.
 
-use std::time::{Duration, Instant};
+mod support;
 
-use datafusion::prelude::SessionContext;
 use hidden_partitions::{execute_sql, session};
-
-async fn time(ctx: &SessionContext, sql: &str, iterations: usize) -> (Duration, String) {
-    let first = execute_sql(ctx, sql).await.unwrap();
-    let answer = datafusion::arrow::util::pretty::pretty_format_batches(&first.last().unwrap().batches)
-        .unwrap()
-        .to_string();
-    let mut samples = Vec::new();
-    for _ in 0..iterations {
-        let start = Instant::now();
-        std::hint::black_box(execute_sql(ctx, sql).await.unwrap());
-        samples.push(start.elapsed());
-    }
-    samples.sort();
-    (samples[samples.len() / 2], answer)
-}
+use support::time;
 
 #[tokio::main]
 async fn main() {

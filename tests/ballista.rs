@@ -10,13 +10,13 @@
 //!   fail with errors that say so.
 #![cfg(feature = "ballista")]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::SessionContext;
+use hidden_partitions::ballista::{LocalCluster, LocalClusterConfig};
 use hidden_partitions::slt::{S3Server, run_file_on_ballista, scan_descriptions, skipped_without_s3};
 use hidden_partitions::{StorageOptions, Warehouse, execute_sql, session_with};
 
@@ -53,118 +53,18 @@ async fn rows(ctx: &SessionContext, sql: &str) -> String {
     pretty_format_batches(&last.batches).expect("printable").to_string()
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// A child process, killed when dropped.
-struct Process {
-    child: Child,
-    name: String,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+fn cluster_config(executors: usize, executor_args: &[String]) -> LocalClusterConfig {
+    LocalClusterConfig {
+        scheduler_bin: env!("CARGO_BIN_EXE_hidden-partitions-scheduler").into(),
+        executor_bin: env!("CARGO_BIN_EXE_hidden-partitions-executor").into(),
+        executors,
+        concurrent_tasks: 2,
+        executor_args: executor_args.to_vec(),
     }
 }
 
-/// Start `bin` and wait until it prints a line containing `ready`.
-fn start(bin: &str, args: &[String], ready: &str, name: &str) -> Process {
-    let mut child = Command::new(bin)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    let ready = ready.to_string();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if !sent && line.contains(&ready) {
-                let _ = tx.send(());
-                sent = true;
-            }
-        }
-    });
-    let process = Process {
-        child,
-        name: name.to_string(),
-    };
-    rx.recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| panic!("{} did not start within 60 s", process.name));
-    process
-}
-
-struct Cluster {
-    url: String,
-    work_dirs: Vec<PathBuf>,
-    _processes: Vec<Process>,
-}
-
-fn start_cluster(dir: &Path, executor_options: &[String]) -> Cluster {
-    let port = free_port();
-    let scheduler = start(
-        env!("CARGO_BIN_EXE_hidden-partitions-scheduler"),
-        &[
-            "--bind-host".into(),
-            "127.0.0.1".into(),
-            "--bind-port".into(),
-            port.to_string(),
-            "--external-host".into(),
-            "127.0.0.1".into(),
-        ],
-        "scheduler listening",
-        "the scheduler",
-    );
-    let mut processes = vec![scheduler];
-    let mut work_dirs = Vec::new();
-    for i in 0..2 {
-        let work_dir = dir.join(format!("executor-{i}"));
-        std::fs::create_dir_all(&work_dir).expect("work dir");
-        let mut args: Vec<String> = [
-            "--bind-host",
-            "127.0.0.1",
-            "--external-host",
-            "127.0.0.1",
-            "--scheduler-host",
-            "127.0.0.1",
-            "--concurrent-tasks",
-            "2",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        args.extend([
-            "--scheduler-port".into(),
-            port.to_string(),
-            "--bind-port".into(),
-            free_port().to_string(),
-            "--bind-grpc-port".into(),
-            free_port().to_string(),
-            "--work-dir".into(),
-            work_dir.display().to_string(),
-        ]);
-        args.extend(executor_options.iter().cloned());
-        processes.push(start(
-            env!("CARGO_BIN_EXE_hidden-partitions-executor"),
-            &args,
-            "executor serving",
-            &format!("executor {i}"),
-        ));
-        work_dirs.push(work_dir);
-    }
-    Cluster {
-        url: format!("df://127.0.0.1:{port}"),
-        work_dirs,
-        _processes: processes,
-    }
+fn start_cluster(dir: &Path, executor_args: &[String]) -> LocalCluster {
+    LocalCluster::start(&cluster_config(2, executor_args), dir).expect("a scheduler and two executors")
 }
 
 /// Files under `dir` (shuffle output an executor wrote for its tasks).
@@ -215,7 +115,7 @@ async fn star_join_on_cluster(warehouse: Warehouse, reopen: impl Fn() -> Warehou
     let local_scans = scan_descriptions(local_plan.lines());
 
     let cluster = start_cluster(&dir, executor_options);
-    let remote = hidden_partitions::ballista::remote(&cluster.url, reopen())
+    let remote = hidden_partitions::ballista::remote(cluster.url(), reopen())
         .await
         .expect("client of the cluster");
     let started = Instant::now();
@@ -231,15 +131,31 @@ async fn star_join_on_cluster(warehouse: Warehouse, reopen: impl Fn() -> Warehou
         "pruned to one quarter of a year: {cluster_scans:?}"
     );
 
+    // EXPLAIN FILES plans in the client with the same rule; ANALYZE cannot
+    // count files opened by other processes and says so.
+    let planned = rows(&remote, &format!("EXPLAIN FILES {STAR_JOIN}")).await;
+    assert!(
+        planned.lines().any(|l| l.contains("sales") && l.contains("90/2000")),
+        "{planned}"
+    );
+    let err = execute_sql(&remote, &format!("EXPLAIN FILES ANALYZE {STAR_JOIN}"))
+        .await
+        .expect_err("EXPLAIN FILES ANALYZE on a cluster");
+    assert!(err.to_string().contains("Use EXPLAIN FILES"), "{err}");
+
     // Both executors run tasks (each writes shuffle output). An executor
     // registers with the scheduler a moment after it starts: run the query
     // again until both have had work, checking the rows every time.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while cluster.work_dirs.iter().any(|d| files_under(d) == 0) {
+    while cluster.work_dirs().iter().any(|d| files_under(d) == 0) {
         assert!(
             Instant::now() < deadline,
             "within 60 s, only these executors ran tasks: {:?}",
-            cluster.work_dirs.iter().map(|d| files_under(d) > 0).collect::<Vec<_>>()
+            cluster
+                .work_dirs()
+                .iter()
+                .map(|d| files_under(d) > 0)
+                .collect::<Vec<_>>()
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(rows(&remote, STAR_JOIN).await, expected, "the cluster's rows");
@@ -263,6 +179,10 @@ async fn star_join_on_cluster(warehouse: Warehouse, reopen: impl Fn() -> Warehou
         .await
         .expect_err("DELETE on the cluster");
     assert!(err.to_string().contains("run in a local session"), "{err}");
+
+    // Each executor read table files from the store itself.
+    let reads = cluster.stop().expect("the executors stop and say what they read");
+    assert!(reads.iter().all(|r| r.files > 0 && r.bytes > 0), "{reads:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -278,8 +198,8 @@ async fn star_join_on_scheduler_and_two_executor_processes() {
             let prefix = server.prefix("ballista");
             let options = server.options();
             let open = || Warehouse::open(&prefix, options.clone()).unwrap();
-            // Executors are configured for the store, as in a deployment.
-            star_join_on_cluster(open(), open, &server.cli_args()).await;
+            // The executors have no options of their own: the table's travel with the plan.
+            star_join_on_cluster(open(), open, &[]).await;
         }
         None => skipped_without_s3("the Ballista process test on S3"),
     }
@@ -328,12 +248,53 @@ async fn a_table_the_cluster_cannot_reach_is_refused_clearly() {
     execute_sql(&local, "CREATE TABLE t (id BIGINT); INSERT INTO t VALUES (1)")
         .await
         .unwrap();
-    let remote = hidden_partitions::ballista::remote(&cluster.url, warehouse)
+    let remote = hidden_partitions::ballista::remote(cluster.url(), warehouse)
         .await
         .unwrap();
     let err = execute_sql(&remote, "SELECT * FROM t")
         .await
         .expect_err("unreachable store");
     assert!(err.to_string().contains("needs the table on a shared store"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_executor_that_cannot_reach_the_store_fails_the_query_clearly() {
+    let Some(server) = S3Server::from_env().expect("S3 test server configuration") else {
+        return skipped_without_s3("the Ballista test of an executor that cannot reach S3");
+    };
+    let prefix = server.prefix("ballista-unreachable");
+    let options = server.options();
+    let open = || Warehouse::open(&prefix, options.clone()).unwrap();
+    let local = session_with(open()).await.unwrap();
+    execute_sql(&local, "CREATE TABLE t (id BIGINT); INSERT INTO t VALUES (1)")
+        .await
+        .unwrap();
+    // The executors' own endpoint wins over the table's: nothing listens there.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("hp-ballista-unreachable-{}", uuid::Uuid::new_v4()));
+    let cluster = start_cluster(
+        &dir,
+        &[
+            "--storage-option".into(),
+            format!("aws_endpoint=http://127.0.0.1:{closed}"),
+        ],
+    );
+    let remote = hidden_partitions::ballista::remote(cluster.url(), open())
+        .await
+        .unwrap();
+    let err = execute_sql(&remote, "SELECT * FROM t")
+        .await
+        .expect_err("the executors cannot reach the store");
+    let message = hidden_partitions::ballista::readable_cluster_error(&err.to_string());
+    assert!(
+        message.contains("cannot read") && message.contains(&format!("127.0.0.1:{closed}")),
+        "{message}"
+    );
+    // The table is unchanged and readable where the store is reachable.
+    assert!(rows(&local, "SELECT count(*) AS n FROM t").await.contains("| 1 |"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -163,7 +163,9 @@ pub async fn run_scheduler(args: SchedulerArgs) -> Result<()> {
         .map_err(|e| Error::Invalid(format!("the scheduler stopped: {e}")))
 }
 
-/// Start an executor and serve until the process is stopped.
+/// Start an executor and serve until the process is stopped (SIGTERM,
+/// Ctrl-C); it then prints what it read from the tables' stores
+/// ([`ReadSummary`](super::ReadSummary)).
 pub async fn run_executor(args: ExecutorArgs) -> Result<()> {
     super::set_node_storage_options(storage_options(&args.storage_options)?);
     let policy = policy(&args.task_scheduling_policy)?;
@@ -200,5 +202,7 @@ pub async fn run_executor(args: ExecutorArgs) -> Result<()> {
     );
     start_executor_process(Arc::new(config))
         .await
-        .map_err(|e| Error::Invalid(format!("the executor stopped: {e}")))
+        .map_err(|e| Error::Invalid(format!("the executor stopped: {e}")))?;
+    println!("{}", super::stores::node_reads().line());
+    Ok(())
 }

@@ -29,6 +29,7 @@
 
 mod cluster;
 mod functions;
+mod local_cluster;
 mod logical_codec;
 mod physical_codec;
 mod stages;
@@ -45,9 +46,10 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use cluster::{ExecutorArgs, SchedulerArgs, run_executor, run_scheduler, scheduler_session_builder};
 pub use functions::{aggregate_functions, scalar_functions};
+pub use local_cluster::{LocalCluster, LocalClusterConfig};
 pub use logical_codec::HiddenPartitionsLogicalCodec;
 pub use physical_codec::HiddenPartitionsPhysicalCodec;
-pub use stores::set_node_storage_options;
+pub use stores::{ReadSummary, node_reads, set_node_storage_options};
 
 use crate::catalog::Warehouse;
 use crate::config::HiddenPartitionsOptions;

@@ -13,7 +13,8 @@
 
 use std::sync::Arc;
 
-use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder};
+use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
+use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result};
@@ -24,6 +25,7 @@ use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
 };
 use datafusion_proto::protobuf::{PhysicalExprNode, PhysicalPlanNode};
+use object_store::ObjectStore;
 use object_store::path::Path;
 use prost::Message;
 
@@ -107,9 +109,10 @@ impl HiddenPartitionsPhysicalCodec {
         ctx: &TaskContext,
         conv: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        if !node.store_url.is_empty() {
-            store_for(ctx, &node.store_url, &options_from_wire(&node.options))?;
-        }
+        let store = match node.store_url.as_str() {
+            "" => None,
+            url => Some(store_for(ctx, url, &options_from_wire(&node.options))?),
+        };
         let metadata: TableMetadata = wire::from_json("table metadata", &node.metadata_json)?;
         let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
         let inner = match (node.inner_is_child, inputs) {
@@ -128,7 +131,7 @@ impl HiddenPartitionsPhysicalCodec {
                 conv.proto_to_execution_plan(&inner, &decode_ctx)?
             }
         };
-        let inner = with_field_ids(inner, &metadata)?;
+        let inner = bound_to_table(inner, &metadata, store, ctx)?;
         let schema = inner.schema();
         let filters = node
             .filters
@@ -212,8 +215,16 @@ fn scan_store(scan: &HiddenPartitionsScanExec) -> Result<(String, std::collectio
     Ok((url, options_to_wire(&scan.runtime().options)))
 }
 
-/// The Parquet scan with the adapter that matches columns by field id.
-fn with_field_ids(inner: Arc<dyn ExecutionPlan>, metadata: &TableMetadata) -> Result<Arc<dyn ExecutionPlan>> {
+/// The Parquet scan with what DataFusion's encoding drops or binds too
+/// early: the adapter that matches columns by field id, and the table's
+/// store (a Parquet scan decoded as a child opens its store before the
+/// table's options are known on this node).
+fn bound_to_table(
+    inner: Arc<dyn ExecutionPlan>,
+    metadata: &TableMetadata,
+    store: Option<Arc<dyn ObjectStore>>,
+    ctx: &TaskContext,
+) -> Result<Arc<dyn ExecutionPlan>> {
     let Some(config) = inner
         .downcast_ref::<DataSourceExec>()
         .and_then(|ds| ds.data_source().downcast_ref::<FileScanConfig>())
@@ -224,10 +235,16 @@ fn with_field_ids(inner: Arc<dyn ExecutionPlan>, metadata: &TableMetadata) -> Re
         .current_spec()
         .map_err(|e| DataFusionError::Plan(e.to_string()))?
         .schema;
-    let config = FileScanConfigBuilder::from(config.clone())
-        .with_expr_adapter(Some(Arc::new(FieldIdAdapterFactory::new(schema))))
-        .build();
-    Ok(DataSourceExec::from_data_source(config))
+    let mut builder = FileScanConfigBuilder::from(config.clone())
+        .with_expr_adapter(Some(Arc::new(FieldIdAdapterFactory::new(schema))));
+    if let (Some(store), Some(parquet)) = (store, config.file_source().downcast_ref::<ParquetSource>()) {
+        let cache = ctx.runtime_env().cache_manager.get_file_metadata_cache();
+        let source = parquet
+            .clone()
+            .with_parquet_file_reader_factory(Arc::new(CachedParquetFileReaderFactory::new(store, cache)));
+        builder = builder.with_source(Arc::new(source));
+    }
+    Ok(DataSourceExec::from_data_source(builder.build()))
 }
 
 fn refuse_write(write: &WriteExec) -> DataFusionError {

@@ -36,13 +36,10 @@ pub async fn run_sql(ctx: &SessionContext, sql: &str, printing: Printing) -> boo
 pub fn error_text(e: &crate::error::Error) -> String {
     let text = e.to_string();
     #[cfg(feature = "ballista")]
-    {
-        if let Some(hint) = crate::ballista::explain_cluster_error(&text) {
-            return format!("{text}\n{hint}");
-        }
-        return crate::ballista::readable_cluster_error(&text);
-    }
-    #[cfg(not(feature = "ballista"))]
+    let text = match crate::ballista::explain_cluster_error(&text) {
+        Some(hint) => format!("{text}\n{hint}"),
+        None => crate::ballista::readable_cluster_error(&text),
+    };
     text
 }
 

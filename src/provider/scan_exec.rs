@@ -31,7 +31,7 @@ use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{ScalarValue, Statistics};
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfig, FileScanConfigBuilder};
 use datafusion::datasource::source::DataSourceExec;
-use datafusion::error::Result;
+use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr_opt;
@@ -453,6 +453,12 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
 
     fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let stream = self.execute_files(partition, context)?;
+        let table = self.table.clone();
+        let schema = stream.schema();
+        let stream: SendableRecordBatchStream = Box::pin(RecordBatchStreamAdapter::new(
+            schema,
+            stream.map_err(move |e| unreadable(&table, e)),
+        ));
         let Some(requests) = &self.runtime.requests else {
             return Ok(stream);
         };
@@ -519,6 +525,16 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
             filters: result.filters,
             updated_node: Some(Arc::new(self.with_inner(inner, filters))),
         })
+    }
+}
+
+/// A failed read of a data file, with the table it belongs to; other errors as they are.
+fn unreadable(table: &str, e: DataFusionError) -> DataFusionError {
+    match e {
+        DataFusionError::ParquetError(_) | DataFusionError::ObjectStore(_) | DataFusionError::IoError(_) => {
+            DataFusionError::Execution(format!("cannot read the data files of table {table}: {e}"))
+        }
+        e => e,
     }
 }
 

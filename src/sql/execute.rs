@@ -140,11 +140,9 @@ async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<StatementResu
 /// pruning), per scan.
 async fn explain_files(ctx: &SessionContext, query: &str, analyze: bool) -> Result<StatementResult> {
     let df = ctx.sql(query).await?;
-    let plan = if analyze {
-        df.create_physical_plan().await?
-    } else {
-        // Planned here with DataFusion's planner, also when the session runs
-        // statements elsewhere (a Ballista cluster plans with the same rule).
+    // Planned here with DataFusion's planner, also when the session runs
+    // statements elsewhere (a Ballista cluster plans with the same rule).
+    let local_plan = {
         use datafusion::physical_planner::PhysicalPlanner;
         let state = ctx.state();
         let logical = state.optimize(df.logical_plan())?;
@@ -152,14 +150,27 @@ async fn explain_files(ctx: &SessionContext, query: &str, analyze: bool) -> Resu
             .create_physical_plan(&logical, &state)
             .await?
     };
-    if let Some(write) = find_write(&plan) {
+    if let Some(write) = find_write(&local_plan) {
         return explain_write_files(write).await;
     }
-    if analyze {
-        datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx()).await?;
-    }
     let mut scans = Vec::new();
-    collect_scans(&plan, &mut scans);
+    if analyze {
+        let plan = df.create_physical_plan().await?;
+        datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx()).await?;
+        collect_scans(&plan, &mut scans);
+        let mut planned = Vec::new();
+        collect_scans(&local_plan, &mut planned);
+        if scans.is_empty() && !planned.is_empty() {
+            return Err(Error::Invalid(
+                "EXPLAIN FILES ANALYZE counts the files a scan opens in this process, and this session runs queries \
+                 elsewhere (a Ballista cluster). Use EXPLAIN FILES for the files planned, or EXPLAIN ANALYZE; \
+                 each executor prints the files it read when it stops"
+                    .into(),
+            ));
+        }
+    } else {
+        collect_scans(&local_plan, &mut scans);
+    }
     let schema = Arc::new(ArrowSchema::new(vec![
         Field::new("table", DataType::Utf8, false),
         Field::new("spec_id", DataType::Int32, true),

@@ -61,6 +61,8 @@ pub trait RequestObserver: Send + Sync + fmt::Debug + 'static {
     fn after(&self, _kind: RequestKind, _path: &Path) -> Result<()> {
         Ok(())
     }
+    /// Bytes a GET answered with (its range's length).
+    fn read(&self, _path: &Path, _bytes: u64) {}
 }
 
 /// Requests served so far, by kind.
@@ -175,6 +177,9 @@ impl ObjectStore for ObservedStore {
         self.observer.before(kind, location).await?;
         let r = self.inner.get_opts(location, options).await?;
         self.observer.after(kind, location)?;
+        if kind == RequestKind::Get {
+            self.observer.read(location, r.range.end - r.range.start);
+        }
         Ok(r)
     }
 
@@ -184,6 +189,7 @@ impl ObjectStore for ObservedStore {
         }
         let r = self.inner.get_ranges(location, ranges).await?;
         self.observer.after(RequestKind::Get, location)?;
+        self.observer.read(location, r.iter().map(|b| b.len() as u64).sum());
         Ok(r)
     }
 
