@@ -5,9 +5,11 @@
 //! - A scheduler and two executors are started as processes (the
 //!   `hidden-partitions-scheduler` / `-executor` binaries) on 127.0.0.1; a
 //!   star join over a table of a few thousand files runs on them, on a local
-//!   warehouse and on the S3 test server.
-//! - A scheduler without our codecs, and a table no cluster node can reach,
-//!   fail with errors that say so.
+//!   warehouse and on the S3 test server (the executors get the store's
+//!   options from the plan only). Each executor must have read table files.
+//! - A scheduler without our codecs, a table no cluster node can reach, and
+//!   executors whose endpoint for the store is wrong fail with errors that
+//!   say so.
 #![cfg(feature = "ballista")]
 
 use std::path::{Path, PathBuf};
