@@ -20,7 +20,7 @@ use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF};
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 
 use super::functions::{aggregate_by_name, scalar_by_name};
-use super::stores::{location_from_wire, options_to_wire};
+use super::stores::{location_from_wire, location_to_wire};
 use super::wire::{self, TABLE_TAG, TableNode};
 use crate::provider::HiddenPartitionsTable;
 use crate::spec::TableMetadata;
@@ -47,7 +47,6 @@ impl HiddenPartitionsLogicalCodec {
 
 /// A table as sent over the wire.
 fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
-    let location = &t.table.location;
     let mut only: Vec<String> = t
         .only
         .as_ref()
@@ -56,9 +55,7 @@ fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
     only.sort();
     Ok(TableNode {
         name: t.table.name.clone(),
-        store_url: location.store_url.as_str().to_string(),
-        root: location.root.to_string(),
-        options: options_to_wire(&location.options),
+        location: Some(location_to_wire(&t.table.location)),
         version: t.version.version,
         metadata_json: wire::to_json("table metadata", &t.version.metadata)?,
         as_of: t.as_of,
@@ -70,7 +67,7 @@ fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
 
 /// The table handle (location and commit binding) a node rebuilds.
 fn table_from_node(node: &TableNode, ctx: &TaskContext) -> Result<(Table, TableMetadata)> {
-    let location = location_from_wire(ctx, &node.store_url, &node.root, &node.options)?;
+    let location = location_from_wire(ctx, node.location.as_ref())?;
     let metadata: TableMetadata = wire::from_json("table metadata", &node.metadata_json)?;
     let table = Table::new(node.name.clone(), location).bound(&metadata.table_uuid);
     Ok((table, metadata))

@@ -30,7 +30,7 @@ use object_store::path::Path;
 use prost::Message;
 
 use super::functions::{aggregate_by_name, scalar_by_name};
-use super::stores::{location_from_wire, options_from_wire, options_to_wire, store_for};
+use super::stores::{location_from_wire, location_to_wire, options_from_wire, options_to_wire, store_for};
 use super::wire::{self, FileNode, SCAN_TAG, SINK_TAG, ScanNode, SinkNode};
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::field_ids::FieldIdAdapterFactory;
@@ -191,7 +191,7 @@ impl HiddenPartitionsPhysicalCodec {
                 inputs.len()
             )));
         };
-        let location = location_from_wire(ctx, &node.store_url, &node.root, &node.options)?;
+        let location = location_from_wire(ctx, node.location.as_ref())?;
         let table = Table::new(node.name.clone(), location).bound(&node.table_uuid);
         let spec: TableSpec = wire::from_json("table spec", &node.spec_json)?;
         let schema = spec.schema.arrow_schema();
@@ -290,13 +290,10 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
             .downcast_ref::<DataSinkExec>()
             .and_then(|ds| (ds.sink() as &dyn std::any::Any).downcast_ref::<HiddenPartitionsSink>())
         {
-            let location = &sink.table.location;
             let overwrite = sink.overwrite.as_ref();
             let message = SinkNode {
                 name: sink.table.name.clone(),
-                store_url: location.store_url.as_str().to_string(),
-                root: location.root.to_string(),
-                options: options_to_wire(&location.options),
+                location: Some(location_to_wire(&sink.table.location)),
                 table_uuid: sink
                     .table
                     .uuid()

@@ -28,6 +28,7 @@ use object_store::path::Path;
 
 use std::collections::HashMap;
 
+use super::wire::LocationNode;
 use crate::store::TableLocation;
 use crate::store::connect::{StorageOptions, build_store};
 use crate::store::observe::{ObservedStore, RequestKind, RequestObserver};
@@ -259,19 +260,24 @@ pub fn options_from_wire(options: &HashMap<String, String>) -> StorageOptions {
     options.iter().fold(StorageOptions::new(), |o, (k, v)| o.with(k, v))
 }
 
+/// A table location as it travels.
+pub fn location_to_wire(location: &TableLocation) -> LocationNode {
+    LocationNode {
+        store_url: location.store_url.as_str().to_string(),
+        root: location.root.to_string(),
+        options: options_to_wire(&location.options),
+    }
+}
+
 /// A table location on this node, from what travelled.
-pub fn location_from_wire(
-    ctx: &TaskContext,
-    store_url: &str,
-    root: &str,
-    options: &HashMap<String, String>,
-) -> Result<TableLocation> {
-    let options = options_from_wire(options);
-    let store = store_for(ctx, store_url, &options)?;
+pub fn location_from_wire(ctx: &TaskContext, node: Option<&LocationNode>) -> Result<TableLocation> {
+    let node = node.ok_or_else(|| DataFusionError::Internal("a table arrived without its location".into()))?;
+    let options = options_from_wire(&node.options);
+    let store = store_for(ctx, &node.store_url, &options)?;
     Ok(TableLocation::new(
         store,
-        ObjectStoreUrl::parse(store_url)?,
-        object_store::path::Path::from(root),
+        ObjectStoreUrl::parse(&node.store_url)?,
+        object_store::path::Path::from(node.root.as_str()),
     )
     .with_options(options))
 }

@@ -3,9 +3,9 @@
 //!
 //! | payload | starts with  | carries                                                                 |
 //! |---------|--------------|-------------------------------------------------------------------------|
-//! | table   | `HPTABLE1`   | name, store URL, root, storage options, version, metadata JSON, `as_of`  |
+//! | table   | `HPTABLE2`   | name, location (store URL, root, storage options), version, metadata JSON, `as_of` |
 //! | scan    | `HPSCAN01`   | table name, file counts, the Parquet scan, pushed filters, run-time map  |
-//! | sink    | `HPSINK01`   | the table, its spec, the overwrite base (INSERT OVERWRITE)              |
+//! | sink    | `HPSINK02`   | the table's name and location, its spec, the overwrite base (INSERT OVERWRITE) |
 //!
 //! The magic prefix comes first so that our codecs recognise their own
 //! bytes before Ballista's codecs (the fallback) ever see them. Storage
@@ -18,21 +18,29 @@ use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
 use prost::Message;
 
-pub const TABLE_TAG: &[u8; 8] = b"HPTABLE1";
+pub const TABLE_TAG: &[u8; 8] = b"HPTABLE2";
 pub const SCAN_TAG: &[u8; 8] = b"HPSCAN01";
-pub const SINK_TAG: &[u8; 8] = b"HPSINK01";
+pub const SINK_TAG: &[u8; 8] = b"HPSINK02";
+
+/// Where a table lives: its store, its root in the store, and the storage
+/// options it was opened with.
+#[derive(Clone, PartialEq, Message)]
+pub struct LocationNode {
+    #[prost(string, tag = "1")]
+    pub store_url: String,
+    #[prost(string, tag = "2")]
+    pub root: String,
+    #[prost(map = "string, string", tag = "3")]
+    pub options: HashMap<String, String>,
+}
 
 /// Where a table lives and which version of it a statement planned with.
 #[derive(Clone, PartialEq, Message)]
 pub struct TableNode {
     #[prost(string, tag = "1")]
     pub name: String,
-    #[prost(string, tag = "2")]
-    pub store_url: String,
-    #[prost(string, tag = "3")]
-    pub root: String,
-    #[prost(map = "string, string", tag = "4")]
-    pub options: HashMap<String, String>,
+    #[prost(message, optional, tag = "2")]
+    pub location: Option<LocationNode>,
     #[prost(uint64, tag = "5")]
     pub version: u64,
     /// The table's metadata at `version` (`docs/FORMAT.md`), as JSON.
@@ -97,12 +105,8 @@ pub struct ScanNode {
 pub struct SinkNode {
     #[prost(string, tag = "1")]
     pub name: String,
-    #[prost(string, tag = "2")]
-    pub store_url: String,
-    #[prost(string, tag = "3")]
-    pub root: String,
-    #[prost(map = "string, string", tag = "4")]
-    pub options: HashMap<String, String>,
+    #[prost(message, optional, tag = "2")]
+    pub location: Option<LocationNode>,
     /// The table the commit must land on (see `Table::uuid`).
     #[prost(string, tag = "5")]
     pub table_uuid: String,

@@ -232,19 +232,6 @@ impl HiddenPartitionsScanExec {
         &self.filters
     }
 
-    /// The scan as rebuilt from its parts (a plan decoded on another node).
-    pub fn from_parts(
-        table: String,
-        counts: Vec<SpecFileCount>,
-        inner: Arc<dyn ExecutionPlan>,
-        runtime: Arc<RuntimeContext>,
-        filters: Vec<Arc<dyn PhysicalExpr>>,
-    ) -> Self {
-        let mut node = Self::new(table, counts, inner, runtime);
-        node.filters = filters;
-        node
-    }
-
     /// A scan decoded on a cluster node: no planning metrics (every task
     /// would report planning's work again).
     pub fn decoded(
@@ -267,13 +254,13 @@ impl HiddenPartitionsScanExec {
     }
 
     fn with_inner(&self, inner: Arc<dyn ExecutionPlan>, filters: Vec<Arc<dyn PhysicalExpr>>) -> Self {
-        let mut node = Self::from_parts(
+        let mut node = Self::new(
             self.table.clone(),
             self.counts.clone(),
             inner,
             Arc::clone(&self.runtime),
-            filters,
         );
+        node.filters = filters;
         node.inner_as_child = self.inner_as_child;
         node
     }
