@@ -30,9 +30,11 @@ pub async fn session(dir: impl AsRef<std::path::Path>) -> Result<SessionContext>
 /// A new session whose default schema is `warehouse` (e.g.
 /// `Warehouse::open("s3://bucket/wh", options)`).
 pub async fn session_with(warehouse: Warehouse) -> Result<SessionContext> {
-    let config = SessionConfig::new()
+    let mut config = SessionConfig::new()
         .with_information_schema(true)
         .with_option_extension(HiddenPartitionsOptions::default());
+    // `12345678901234567.89` is an exact decimal, as in Spark, Trino and DuckDB.
+    config.options_mut().sql_parser.parse_float_as_decimal = true;
     let state = with_hidden_partitions(SessionStateBuilder::new().with_config(config).with_default_features()).build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_warehouse(warehouse).await?;
@@ -55,44 +57,51 @@ pub fn install_physical_rule(ctx: &SessionContext) {
         .iter()
         .any(|r| r.name() == crate::optimizer::DML_CHECK_NAME)
     {
-        guard.add_analyzer_rule(Arc::new(crate::optimizer::DmlSubqueryCheck));
+        guard.add_analyzer_rule(Arc::new(crate::optimizer::DmlCheck));
     }
     let has_pruning = guard
         .physical_optimizers()
         .iter()
         .any(|r| r.name() == crate::optimizer::RULE_NAME);
-    let has_cse = guard
-        .optimizers()
-        .iter()
-        .any(|r| r.name() == crate::optimizer::UPDATE_CSE_NAME);
-    if has_pruning && has_cse {
+    if has_pruning {
         return;
     }
-    let rules = crate::optimizer::replace_cse(guard.optimizers());
-    let mut builder = SessionStateBuilder::new_from_existing(guard.clone()).with_optimizer_rules(rules);
-    if !has_pruning {
-        builder = builder.with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule));
-    }
-    let mut rebuilt = builder.build();
+    let mut rebuilt = SessionStateBuilder::new_from_existing(guard.clone())
+        .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
+        .build();
     crate::formats::register_factories(&mut rebuilt);
     *guard = rebuilt;
 }
 
 /// Add this crate's pieces that a `SessionStateBuilder` can carry: the
-/// physical optimizer rule, the `VARIANT` type planner and the `ICEBERG` /
+/// physical optimizer rule, the analyzer rules (DML conditions as written;
+/// decimal literals beside floats are floats), the `VARIANT` type planner and the `ICEBERG` /
 /// `DELTA` table factories. The warehouse and
 /// the SQL functions are registered on the built context with
 /// [`SessionContextExt::register_warehouse`].
 pub fn with_hidden_partitions(builder: SessionStateBuilder) -> SessionStateBuilder {
     let mut builder = builder;
-    let rules = match builder.optimizer() {
-        Some(optimizer) => optimizer.rules.clone(),
-        None => datafusion::optimizer::Optimizer::new().rules,
-    };
+    let analyzer = builder
+        .analyzer()
+        .get_or_insert_with(datafusion::optimizer::Analyzer::new);
+    if !analyzer
+        .rules
+        .iter()
+        .any(|r| r.name() == crate::optimizer::FLOAT_LITERALS_NAME)
+    {
+        // Before type coercion, which would cast the float to a decimal.
+        let at = analyzer
+            .rules
+            .iter()
+            .position(|r| r.name() == "type_coercion")
+            .unwrap_or(0);
+        analyzer
+            .rules
+            .insert(at, Arc::new(crate::optimizer::DecimalLiteralsBesideFloats));
+    }
     let mut builder = builder
-        .with_optimizer_rules(crate::optimizer::replace_cse(&rules))
         .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
-        .with_analyzer_rule(Arc::new(crate::optimizer::DmlSubqueryCheck))
+        .with_analyzer_rule(Arc::new(crate::optimizer::DmlCheck))
         .with_type_planner(Arc::new(crate::variant::VariantTypePlanner));
     // `CREATE EXTERNAL TABLE … STORED AS ICEBERG | DELTA`.
     for format in [crate::formats::Format::Iceberg, crate::formats::Format::Delta] {

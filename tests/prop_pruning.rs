@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Date32Array, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+    Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    TimestampMicrosecondArray,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use datafusion::arrow::util::pretty::pretty_format_batches;
@@ -22,6 +23,10 @@ const LAYOUTS: &[&str] = &[
     "PARTITIONED BY (months(d), truncate(3, id), void(n))",
     "PARTITIONED BY (n, years(d), truncate(1, s))",
     "PARTITIONED BY (days(d), hours(ts), truncate(20, n), s)",
+    // Floats by value (signed zeros, NaN) and exact decimals.
+    "PARTITIONED BY (x, truncate(100, m))",
+    "PARTITIONED BY (bucket(2, m), x)",
+    "PARTITIONED BY (m)",
     "",
 ];
 
@@ -49,6 +54,8 @@ struct Row {
     n: Option<i32>,
     d: Option<i32>,
     x: Option<f64>,
+    /// DECIMAL(12, 3), unscaled.
+    m: Option<i128>,
 }
 
 fn opt<T: std::fmt::Debug + Clone + 'static>(s: impl Strategy<Value = T> + 'static) -> BoxedStrategy<Option<T>> {
@@ -73,9 +80,15 @@ fn row() -> impl Strategy<Value = Row> {
         opt(proptest::sample::select(STRINGS)),
         opt(-30i32..30),
         opt(-400i32..400),
-        opt(prop_oneof![(-10.0f64..10.0), Just(f64::NAN), Just(-0.0f64)]),
+        opt(prop_oneof![
+            (-10.0f64..10.0),
+            Just(f64::NAN),
+            Just(-0.0f64),
+            Just(0.0f64)
+        ]),
+        opt(prop_oneof![-3000i128..3000, Just(0i128), Just(999_999_999_999i128)]),
     )
-        .prop_map(|(id, ts, s, n, d, x)| Row { id, ts, s, n, d, x })
+        .prop_map(|(id, ts, s, n, d, x, m)| Row { id, ts, s, n, d, x, m })
 }
 
 fn sql_str(s: &str) -> String {
@@ -92,6 +105,13 @@ fn date_literal(days: i32) -> String {
     format!("DATE '{}'", d.format("%Y-%m-%d"))
 }
 
+/// The DECIMAL(12, 3) value `unscaled / 1000` as an SQL literal.
+fn decimal_literal(unscaled: i128) -> String {
+    let sign = if unscaled < 0 { "-" } else { "" };
+    let a = unscaled.unsigned_abs();
+    format!("{sign}{}.{:03}", a / 1000, a % 1000)
+}
+
 fn cmp_op() -> impl Strategy<Value = &'static str> {
     proptest::sample::select(vec!["=", "<>", "<", "<=", ">", ">="])
 }
@@ -106,7 +126,20 @@ fn leaf() -> BoxedStrategy<String> {
         (cmp.clone(), proptest::sample::select(STRINGS)).prop_map(|(op, v)| format!("s {op} {}", sql_str(v))),
         (cmp.clone(), -30i32..30).prop_map(|(op, v)| format!("n {op} {v}")),
         (cmp.clone(), -400i32..400).prop_map(|(op, v)| format!("d {op} {}", date_literal(v))),
-        (cmp, -10.0f64..10.0).prop_map(|(op, v)| format!("x {op} {v}")),
+        (cmp.clone(), -10.0f64..10.0).prop_map(|(op, v)| format!("x {op} {v}")),
+        (
+            cmp.clone(),
+            proptest::sample::select(vec!["0.0", "-0.0", "'NaN'", "CAST('-0.0' AS DOUBLE)"])
+        )
+            .prop_map(|(op, v)| format!("x {op} {v}")),
+        (
+            proptest::sample::select(vec!["0.0", "-0.0", "1.5", "'NaN'"]),
+            any::<bool>()
+        )
+            .prop_map(|(v, neg)| format!("x {}IN ({v}, -0.0)", if neg { "NOT " } else { "" })),
+        // Exact decimal literals, some with more digits than the column's scale.
+        (cmp, -3000i128..3000, proptest::sample::select(vec!["", "0", "01"]))
+            .prop_map(|(op, v, extra)| format!("m {op} {}{extra}", decimal_literal(v))),
         (ts_value(), ts_value()).prop_map(|(a, b)| format!(
             "ts BETWEEN {} AND {}",
             ts_literal(a.min(b)),
@@ -131,7 +164,7 @@ fn leaf() -> BoxedStrategy<String> {
             format!("d IN ({})", list.join(", "))
         }),
         (
-            proptest::sample::select(vec!["id", "ts", "s", "n", "d", "x"]),
+            proptest::sample::select(vec!["id", "ts", "s", "n", "d", "x", "m"]),
             any::<bool>()
         )
             .prop_map(|(c, neg)| format!("{c} IS {}NULL", if neg { "NOT " } else { "" })),
@@ -178,6 +211,7 @@ fn batch(rows: &[Row]) -> RecordBatch {
         Field::new("n", DataType::Int32, true),
         Field::new("d", DataType::Date32, true),
         Field::new("x", DataType::Float64, true),
+        Field::new("m", DataType::Decimal128(12, 3), true),
     ]));
     RecordBatch::try_new(
         schema,
@@ -190,6 +224,11 @@ fn batch(rows: &[Row]) -> RecordBatch {
             Arc::new(Int32Array::from(rows.iter().map(|r| r.n).collect::<Vec<_>>())),
             Arc::new(Date32Array::from(rows.iter().map(|r| r.d).collect::<Vec<_>>())),
             Arc::new(Float64Array::from(rows.iter().map(|r| r.x).collect::<Vec<_>>())),
+            Arc::new(
+                Decimal128Array::from(rows.iter().map(|r| r.m).collect::<Vec<_>>())
+                    .with_precision_and_scale(12, 3)
+                    .unwrap(),
+            ),
         ],
     )
     .unwrap()
@@ -206,13 +245,15 @@ async fn rows_of(ctx: &datafusion::prelude::SessionContext, sql: &str) -> String
 async fn setup(partitioning: &str, chunks: &[Vec<Row>]) -> (tempfile::TempDir, datafusion::prelude::SessionContext) {
     let dir = tempfile::tempdir().unwrap();
     let ctx = session(dir.path()).await.unwrap();
-    let create = format!("CREATE TABLE t (id BIGINT, ts TIMESTAMP, s VARCHAR, n INT, d DATE, x DOUBLE) {partitioning}");
+    let create = format!(
+        "CREATE TABLE t (id BIGINT, ts TIMESTAMP, s VARCHAR, n INT, d DATE, x DOUBLE, m DECIMAL(12, 3)) {partitioning}"
+    );
     execute_sql(&ctx, &create).await.unwrap();
     for (i, chunk) in chunks.iter().enumerate() {
         ctx.register_batch(&format!("src{i}"), batch(chunk)).unwrap();
         execute_sql(
             &ctx,
-            &format!("INSERT INTO t SELECT id, CAST(ts AS TIMESTAMP), s, n, d, x FROM src{i}"),
+            &format!("INSERT INTO t SELECT id, CAST(ts AS TIMESTAMP), s, n, d, x, m FROM src{i}"),
         )
         .await
         .unwrap();
@@ -240,8 +281,8 @@ fn check(layout: usize, chunks: Vec<Vec<Row>>, predicates: Vec<String>) {
     rt.block_on(async {
         let (_dir, ctx) = setup(LAYOUTS[layout], &chunks).await;
         for p in &predicates {
-            let cols = "id, CAST(ts AS TIMESTAMP(6)) AS ts, s, n, d, x";
-            let order = "ORDER BY id, ts, s, n, d, x";
+            let cols = "id, CAST(ts AS TIMESTAMP(6)) AS ts, s, n, d, x, m";
+            let order = "ORDER BY id, ts, s, n, d, x, m";
             let got = rows_of(&ctx, &format!("SELECT {cols} FROM t WHERE {p} {order}")).await;
             let want = rows_of(&ctx, &format!("SELECT {cols} FROM reference WHERE {p} {order}")).await;
             assert_eq!(got, want, "layout {:?}, predicate {p}", LAYOUTS[layout]);

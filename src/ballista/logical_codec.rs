@@ -97,6 +97,7 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
             )
         }),
         definition: node.definition,
+        dml: None,
     })
 }
 

@@ -60,12 +60,15 @@ use crate::session::SessionContextExt as _;
 /// defaults, the `hidden_partitions.*` options, the static planner (so our
 /// physical rule runs on the scheduler).
 pub fn ballista_config() -> SessionConfig {
-    SessionConfig::new_with_ballista()
+    let mut config = SessionConfig::new_with_ballista()
         .with_information_schema(true)
         .with_option_extension(HiddenPartitionsOptions::default())
         .with_ballista_adaptive_query_planner(false)
         .with_ballista_logical_extension_codec(Arc::new(HiddenPartitionsLogicalCodec::default()))
-        .with_ballista_physical_extension_codec(Arc::new(HiddenPartitionsPhysicalCodec::default()))
+        .with_ballista_physical_extension_codec(Arc::new(HiddenPartitionsPhysicalCodec::default()));
+    // Exact decimal literals, as in a local session.
+    config.options_mut().sql_parser.parse_float_as_decimal = true;
+    config
 }
 
 /// A session state with everything of ours: the rule, the `VARIANT` type,

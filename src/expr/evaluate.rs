@@ -4,8 +4,16 @@
 //! Three-valued: a leaf on a NULL partition value is NULL, and only rows
 //! whose result is `true` survive. That matches SQL: a NULL partition value
 //! means every source value in the file is NULL, where `x < 5` is NULL too.
+//!
+//! Floats: Arrow's kernels compare in IEEE total order (`-0.0 < 0.0`), SQL
+//! calls the two zeros equal. A comparison on a float partition value is
+//! true when it holds for the value or for the value with the other sign of
+//! zero, so a file is kept under either reading (`f = 0.0` keeps the `-0.0`
+//! partition, `f < 0.0` keeps it too); such leaves are never exact
+//! (`expr::exact`), so the rows themselves are filtered by DataFusion.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Scalar};
 use datafusion::arrow::compute::kernels::cmp;
@@ -38,19 +46,41 @@ pub fn evaluate(pred: &Predicate, num_rows: usize, column: &dyn Fn(i32) -> Optio
         }
         Predicate::Binary { op, field, literal } => {
             let Some(c) = column(*field) else { return Ok(all(true)) };
-            compare(&c, *op, literal)?.unwrap_or_else(|| all(true))
+            either_zero(&c, |c| compare(c, *op, literal))?.unwrap_or_else(|| all(true))
         }
         Predicate::Set { op, field, literals } => {
             let Some(c) = column(*field) else { return Ok(all(true)) };
-            let Some(found) = in_set(&c, literals)? else {
-                return Ok(all(true));
-            };
-            match op {
-                SetOp::In => found,
-                SetOp::NotIn => not(&found)?,
-            }
+            let found = either_zero(&c, |c| {
+                Ok(match (op, in_set(c, literals)?) {
+                    (SetOp::In, found) => found,
+                    (SetOp::NotIn, found) => found.map(|f| not(&f)).transpose()?,
+                })
+            })?;
+            found.unwrap_or_else(|| all(true))
         }
     })
+}
+
+/// `leaf(c)`, or for a float column with a zero, `leaf(c) OR leaf(c with
+/// the zeros' signs flipped)`: true when either reading may match.
+fn either_zero(c: &ArrayRef, leaf: impl Fn(&ArrayRef) -> Result<Option<BooleanArray>>) -> Result<Option<BooleanArray>> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::{Float32Type, Float64Type};
+    let flipped: ArrayRef = match c.data_type() {
+        DataType::Float64 if c.as_primitive::<Float64Type>().iter().any(|v| v == Some(0.0)) => Arc::new(
+            c.as_primitive::<Float64Type>()
+                .unary::<_, Float64Type>(|v| if v == 0.0 { -v } else { v }),
+        ) as ArrayRef,
+        DataType::Float32 if c.as_primitive::<Float32Type>().iter().any(|v| v == Some(0.0)) => Arc::new(
+            c.as_primitive::<Float32Type>()
+                .unary::<_, Float32Type>(|v| if v == 0.0 { -v } else { v }),
+        ) as ArrayRef,
+        _ => return leaf(c),
+    };
+    match (leaf(c)?, leaf(&flipped)?) {
+        (Some(a), Some(b)) => Ok(Some(or_kleene(&a, &b)?)),
+        _ => Ok(None),
+    }
 }
 
 /// `c IN (literals)`, NULL where `c` is NULL. Values are compared in the Arrow

@@ -6,7 +6,7 @@
 //!
 //! | leaf (source)              | partition field | exact when                               |
 //! |----------------------------|-----------------|------------------------------------------|
-//! | any comparison, IN, NOT IN | `identity`      | always                                   |
+//! | any comparison, IN, NOT IN | `identity`      | always, except on floats (signed zeros)  |
 //! | `IS [NOT] NULL`            | any but `void`  | always                                   |
 //! | `ts >= v`, `ts < v`        | `day(ts)`       | `v` starts a day (`2024-01-01 00:00:00`) |
 //! | `ts > v`, `ts <= v`        | `day(ts)`       | `v + 1µs` starts a day                   |
@@ -36,8 +36,16 @@ pub fn is_exact(pred: &Predicate, fields: &[BoundPartitionField<'_>]) -> bool {
         Predicate::Unary { field, .. } | Predicate::Binary { field, .. } | Predicate::Set { field, .. } => fields
             .iter()
             .filter(|f| f.field.source_id == *field)
-            .any(|f| leaf_is_exact(pred, f.field.transform)),
+            .any(|f| leaf_is_exact(pred, f.field.transform) && !float_comparison(pred, f)),
     }
+}
+
+/// A comparison on a float partition value: DataFusion compares floats in
+/// IEEE total order (`-0.0 < 0.0`), SQL calls the zeros equal, and pruning
+/// keeps files under either reading (`evaluate`), so the partition value
+/// cannot decide such a filter.
+fn float_comparison(pred: &Predicate, f: &BoundPartitionField<'_>) -> bool {
+    f.result_type.is_floating() && !matches!(pred, Predicate::Unary { .. })
 }
 
 /// Whether every row of a file with partition values `partition` (in the

@@ -1,27 +1,45 @@
 //! DELETE and UPDATE never touch more rows than asked.
 //!
-//! DataFusion 55 hands a table provider the conditions of `DELETE … WHERE`
-//! and `UPDATE … WHERE`, except those with a subquery (`IN (SELECT …)`,
-//! `EXISTS (…)`, a scalar subquery): after decorrelation they become joins
-//! and the provider receives no condition at all — indistinguishable from
-//! "every row" (apache/datafusion#24567). This analyzer rule runs before
-//! that, and refuses such statements on hidden-partitions tables with an
-//! error that names the way out (MERGE INTO).
+//! DataFusion 55 gives a table provider the filters of the *optimized*
+//! `DELETE` / `UPDATE` plan, and "no filter" also when the optimizer folded
+//! the condition away (`WHERE false` becomes an empty relation), when a
+//! subquery was decorrelated into a join (apache/datafusion#24567), or when
+//! the condition is on another table (`UPDATE … FROM`). Each of those reads
+//! as "every row".
+//!
+//! This analyzer rule runs before the optimizer. For a DELETE or UPDATE on a
+//! hidden-partitions table it records the condition and the assignments as
+//! written ([`DmlIntent`]) in the provider the statement will be planned
+//! with; the provider acts on that record only and refuses a statement
+//! that has none. Shapes whose rows the record could not describe are
+//! refused here, with the way out:
+//!
+//! | statement                          | outcome                          |
+//! |------------------------------------|----------------------------------|
+//! | `DELETE FROM t [WHERE c]`          | recorded                         |
+//! | `UPDATE t [AS a] SET … [WHERE c]`  | recorded                         |
+//! | a subquery in the condition        | refused: use MERGE INTO          |
+//! | `UPDATE t SET … FROM s …`          | refused: use MERGE INTO          |
+//! | `DELETE … LIMIT n`                 | refused                          |
+
+use std::sync::Arc;
 
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-use datafusion::datasource::source_as_provider;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{TableReference, plan_err};
+use datafusion::datasource::{provider_as_source, source_as_provider};
 use datafusion::error::Result;
 use datafusion::logical_expr::{Expr, LogicalPlan, WriteOp};
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::provider::HiddenPartitionsTable;
+use crate::provider::dml::DmlIntent;
 
 /// The name the rule is registered under.
-pub const DML_CHECK_NAME: &str = "hidden_partitions_dml_subquery_check";
+pub const DML_CHECK_NAME: &str = "hidden_partitions_dml_check";
 
 #[derive(Debug, Default)]
-pub struct DmlSubqueryCheck;
+pub struct DmlCheck;
 
 fn has_subquery(plan: &LogicalPlan) -> Result<bool> {
     let mut found = false;
@@ -46,26 +64,90 @@ fn has_subquery(plan: &LogicalPlan) -> Result<bool> {
     Ok(found)
 }
 
-impl AnalyzerRule for DmlSubqueryCheck {
-    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        if let LogicalPlan::Dml(dml) = &plan
-            && matches!(dml.op, WriteOp::Delete | WriteOp::Update)
-            && source_as_provider(&dml.target).is_ok_and(|p| p.downcast_ref::<HiddenPartitionsTable>().is_some())
-            && has_subquery(&dml.input)?
-        {
-            let what = if dml.op == WriteOp::Delete { "DELETE" } else { "UPDATE" };
-            return datafusion::common::plan_err!(
-                "{what} on table {} with a subquery in its condition is not supported: DataFusion would not pass that condition to the table and every row would be affected (apache/datafusion#24567); write it as MERGE INTO {} USING (<subquery>) s ON … WHEN MATCHED THEN {}",
-                dml.table_name,
-                dml.table_name,
-                if dml.op == WriteOp::Delete {
-                    "DELETE"
-                } else {
-                    "UPDATE SET …"
+/// `Projection` (UPDATE only) over `Filter` (with WHERE) over the table's
+/// scan, possibly under an alias: the shapes DataFusion's SQL planner
+/// builds for a single-table DELETE or UPDATE.
+fn intent(op: &WriteOp, input: &LogicalPlan, table: &TableReference) -> Result<DmlIntent> {
+    let what = if *op == WriteOp::Delete { "DELETE" } else { "UPDATE" };
+    let (assignments, below) = match (op, input) {
+        (WriteOp::Update, LogicalPlan::Projection(p)) => {
+            let mut assignments = Vec::new();
+            for e in &p.expr {
+                let Expr::Alias(alias) = e else {
+                    return plan_err!("UPDATE of table {table}: unexpected assignment {e}; nothing was changed");
+                };
+                let unchanged = matches!(alias.expr.as_ref(), Expr::Column(c) if c.name == alias.name);
+                if !unchanged {
+                    assignments.push((alias.name.clone(), alias.expr.as_ref().clone()));
                 }
+            }
+            (assignments, p.input.as_ref())
+        }
+        (WriteOp::Update, other) => {
+            return plan_err!(
+                "UPDATE of table {table}: cannot tell which rows it changes (plan {}); nothing was changed",
+                other.display()
             );
         }
-        Ok(plan)
+        (_, other) => (Vec::new(), other),
+    };
+    let (condition, scan) = match below {
+        LogicalPlan::Filter(f) => (Some(f.predicate.clone()), f.input.as_ref()),
+        other => (None, other),
+    };
+    let scan = match scan {
+        LogicalPlan::SubqueryAlias(a) => a.input.as_ref(),
+        other => other,
+    };
+    match scan {
+        LogicalPlan::TableScan(s) if s.table_name.resolved_eq(table) && s.filters.is_empty() && s.fetch.is_none() => {
+            Ok(DmlIntent { condition, assignments })
+        }
+        LogicalPlan::Join(_) => plan_err!(
+            "UPDATE … FROM on table {table} is not supported: its condition is on another table, and DataFusion would not pass it to this one; write it as MERGE INTO {table} USING <source> s ON … WHEN MATCHED THEN UPDATE SET …"
+        ),
+        LogicalPlan::Limit(_) => {
+            plan_err!("{what} … LIMIT on table {table} is not supported: the table would not know which rows to keep")
+        }
+        other => plan_err!(
+            "{what} on table {table}: cannot tell which rows it selects (plan {}); nothing was changed",
+            other.display()
+        ),
+    }
+}
+
+impl AnalyzerRule for DmlCheck {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up(|node| {
+            let LogicalPlan::Dml(dml) = &node else {
+                return Ok(Transformed::no(node));
+            };
+            if !matches!(dml.op, WriteOp::Delete | WriteOp::Update) {
+                return Ok(Transformed::no(node));
+            }
+            let Ok(provider) = source_as_provider(&dml.target) else {
+                return Ok(Transformed::no(node));
+            };
+            let Some(table) = provider.downcast_ref::<HiddenPartitionsTable>() else {
+                return Ok(Transformed::no(node));
+            };
+            let name = &dml.table_name;
+            if has_subquery(&dml.input)? {
+                let (what, then) = if dml.op == WriteOp::Delete {
+                    ("DELETE", "DELETE")
+                } else {
+                    ("UPDATE", "UPDATE SET …")
+                };
+                return plan_err!(
+                    "{what} on table {name} with a subquery in its condition is not supported: DataFusion would not pass that condition to the table and every row would be affected (apache/datafusion#24567); write it as MERGE INTO {name} USING (<subquery>) s ON … WHEN MATCHED THEN {then}"
+                );
+            }
+            let intent = intent(&dml.op, &dml.input, name)?;
+            let mut dml = dml.clone();
+            dml.target = provider_as_source(Arc::new(table.clone().with_dml(intent)));
+            Ok(Transformed::yes(LogicalPlan::Dml(dml)))
+        })
+        .map(|t| t.data)
     }
 
     fn name(&self) -> &str {

@@ -1,13 +1,14 @@
 //! Optimization: file pruning with filters known only after physical
 //! planning (see [`pruning_rule`]); run-time pruning with dynamic filters
-//! lives in the scan node (`provider::scan_exec`). Also the analyzer check
-//! that DELETE / UPDATE conditions reach the table ([`dml_check`]), and
-//! common-subexpression elimination kept away from UPDATE ([`update_cse`]).
+//! lives in the scan node (`provider::scan_exec`). Also the analyzer rule
+//! that records DELETE / UPDATE statements as written for the table
+//! ([`dml_check`]), and the one that keeps decimal literals beside floats
+//! from turning float columns into decimals ([`float_literals`]).
 
 pub mod dml_check;
+pub mod float_literals;
 pub mod pruning_rule;
-pub mod update_cse;
 
-pub use dml_check::{DML_CHECK_NAME, DmlSubqueryCheck};
+pub use dml_check::{DML_CHECK_NAME, DmlCheck};
+pub use float_literals::{DecimalLiteralsBesideFloats, FLOAT_LITERALS_NAME};
 pub use pruning_rule::{PartitionPruningRule, RULE_NAME};
-pub use update_cse::{CseExceptUpdate, UPDATE_CSE_NAME, replace_cse};

@@ -1,6 +1,7 @@
 //! DataFusion integration: the `TableProvider`, file planning, the scan node
 //! and the INSERT sink.
 
+pub mod dml;
 pub mod field_ids;
 pub mod planning;
 pub mod scan_exec;

@@ -25,12 +25,12 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use object_store::ObjectMeta;
 
+use super::dml::DmlIntent;
 use super::field_ids::FieldIdAdapterFactory;
 use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
 use super::scan_exec::{HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
-use crate::expr::unqualified;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -49,6 +49,9 @@ pub struct HiddenPartitionsTable {
     pub(crate) only: Option<Arc<HashSet<object_store::path::Path>>>,
     /// `SHOW CREATE TABLE`: a statement that recreates the table.
     pub(crate) definition: String,
+    /// DELETE / UPDATE: the statement as written, recorded by the analyzer
+    /// rule `optimizer::dml_check` (see `provider::dml`).
+    pub(crate) dml: Option<Arc<DmlIntent>>,
 }
 
 impl HiddenPartitionsTable {
@@ -64,6 +67,7 @@ impl HiddenPartitionsTable {
             as_of: None,
             only: None,
             definition,
+            dml: None,
         })
     }
 
@@ -167,6 +171,24 @@ impl HiddenPartitionsTable {
             }
         }
         Ok(plan)
+    }
+
+    /// This table with the DELETE / UPDATE it is planned for.
+    pub fn with_dml(mut self, intent: DmlIntent) -> Self {
+        self.dml = Some(Arc::new(intent));
+        self
+    }
+
+    /// The recorded statement; refused without one, since the filters
+    /// DataFusion passes may be fewer than the user wrote.
+    fn dml_intent(&self, what: &str) -> Result<&DmlIntent> {
+        self.dml.as_deref().ok_or_else(|| {
+            datafusion::error::DataFusionError::Plan(format!(
+                "{what} on table {} was planned without the hidden-partitions analyzer rule ({}), so the table cannot know which rows the statement selects; nothing was changed. Use a session from hidden_partitions::session, register_warehouse or with_hidden_partitions",
+                self.table.name,
+                crate::optimizer::DML_CHECK_NAME
+            ))
+        })
     }
 
     /// This table, reading only `files` (for a statement that rewrites them).
@@ -333,15 +355,12 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         )?)
     }
 
-    async fn delete_from(&self, state: &dyn Session, filters: Vec<Expr>) -> Result<Arc<dyn ExecutionPlan>> {
+    async fn delete_from(&self, state: &dyn Session, _filters: Vec<Expr>) -> Result<Arc<dyn ExecutionPlan>> {
         self.writable("DELETE")?;
         let statement = Delete {
             table: self.table.clone(),
             state: session_state(state)?,
-            filters: filters
-                .into_iter()
-                .map(|e| Ok(unqualified(e)?))
-                .collect::<Result<_>>()?,
+            filters: self.dml_intent("DELETE")?.filters(&self.schema, state)?,
         };
         Ok(Arc::new(WriteExec::new("delete", Arc::new(statement))))
     }
@@ -349,21 +368,16 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
     async fn update(
         &self,
         state: &dyn Session,
-        assignments: Vec<(String, Expr)>,
-        filters: Vec<Expr>,
+        _assignments: Vec<(String, Expr)>,
+        _filters: Vec<Expr>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         self.writable("UPDATE")?;
+        let intent = self.dml_intent("UPDATE")?;
         let statement = Update {
             table: self.table.clone(),
             state: session_state(state)?,
-            assignments: assignments
-                .into_iter()
-                .map(|(c, e)| Ok((c, unqualified(e)?)))
-                .collect::<Result<_>>()?,
-            filters: filters
-                .into_iter()
-                .map(|e| Ok(unqualified(e)?))
-                .collect::<Result<_>>()?,
+            assignments: intent.unqualified_assignments()?,
+            filters: intent.filters(&self.schema, state)?,
         };
         Ok(Arc::new(WriteExec::new("update", Arc::new(statement))))
     }

@@ -86,6 +86,7 @@ pub struct CreateTable {
 /// tokens, so a `;` in a string, quoted identifier or comment does not split;
 /// comments after a statement's last token are not part of it.
 pub fn parse_statements(sql: &str) -> Result<Vec<Statement>> {
+    let sql = &*super::literals::exponents_as_doubles(sql)?;
     let tokens = Tokenizer::new(&GenericDialect {}, sql)
         .tokenize_with_location()
         .map_err(|e| Error::Invalid(format!("SQL syntax error: {e}")))?;
