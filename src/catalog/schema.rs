@@ -242,6 +242,20 @@ impl SchemaProvider for WarehouseSchema {
         }
     }
 
+    /// What `information_schema.tables` (and so `SHOW TABLES`) asks for each
+    /// name: a table whose metadata cannot be read is still listed as a
+    /// table, so one damaged table does not hide every other one; reading
+    /// it reports what is wrong.
+    async fn table_type(&self, name: &str) -> Result<Option<datafusion::logical_expr::TableType>> {
+        match self.table(name).await {
+            Ok(t) => Ok(t.map(|t| t.table_type())),
+            Err(_) if self.names.read().map(|n| n.contains(name)).unwrap_or(false) => {
+                Ok(Some(datafusion::logical_expr::TableType::Base))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn table_exist(&self, name: &str) -> bool {
         self.has_other(name) || self.names.read().map(|n| n.contains(name)).unwrap_or(false)
     }

@@ -14,7 +14,11 @@
 //! | a snapshot's parent, if still listed, has a lower sequence number; no sequence number exceeds `last-sequence-number` | a cycle of parents |
 //! | field ids are unique within a schema and at most `last-column-id` | two columns with id 3 |
 //! | a partition field's source id names a column of its schema; partition field ids are unique and at most `last-partition-id` | `source-id` 9 in a 3-column schema |
+//! | a bucket count or truncate width is in 1..=2147483647 (a Java int, as in Iceberg) | `bucket[3000000000]` |
 //!
+//! The same checks guard the other end: a commit serializes a new version
+//! with [`to_checked_json`], which reads the bytes back as a reader would,
+//! so no commit ever writes a version that readers refuse.
 //! A parent that is no longer listed is fine: `expire_snapshots` removes
 //! old snapshots and keeps their children.
 
@@ -22,6 +26,20 @@ use std::collections::{HashMap, HashSet};
 
 use super::metadata::TableMetadata;
 use super::types::{NestedField, Type};
+use crate::transform::{MAX_PARAM, Transform};
+
+/// `md` as the JSON of a new version file, refused (before anything is
+/// written) when a reader would refuse those bytes: they are parsed and
+/// checked exactly as the loader does.
+pub fn to_checked_json(md: &TableMetadata) -> crate::error::Result<Vec<u8>> {
+    let bytes = md.to_json()?;
+    if let Err(e) = TableMetadata::from_json(&bytes) {
+        return Err(crate::error::Error::Invalid(format!(
+            "refusing to commit a metadata version that readers would refuse ({e}); nothing was written"
+        )));
+    }
+    Ok(bytes)
+}
 
 /// The first inconsistency found in `md`, as a sentence.
 pub fn check(md: &TableMetadata) -> Result<(), String> {
@@ -53,6 +71,14 @@ pub fn check(md: &TableMetadata) -> Result<(), String> {
                 return Err(format!(
                     "table spec {}: partition field id {} is used twice",
                     spec.spec_id, f.field_id
+                ));
+            }
+            if let Transform::Bucket(n) | Transform::Truncate(n) = f.transform
+                && !(1..=MAX_PARAM).contains(&n)
+            {
+                return Err(format!(
+                    "table spec {}: partition field {:?} has parameter {n}, outside 1..={MAX_PARAM}",
+                    spec.spec_id, f.name
                 ));
             }
             if f.field_id > md.last_partition_id {
