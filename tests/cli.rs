@@ -368,3 +368,46 @@ fn quickstart_example_runs_and_runs_again() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(stdout(&again), out);
 }
+
+/// A malformed `--storage-option` never prints its text, which may hold a
+/// secret: a colon for `=`, a missing key, a secret as the key, a secret
+/// given to a setting that cannot parse it (issue 21, item 16).
+#[test]
+fn malformed_storage_options_never_print_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYzz9Qx";
+    let local = dir.path().join("wh");
+    let local = local.to_str().unwrap();
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            format!("aws_secret_access_key:{secret}"),
+            local,
+            "did you mean aws_secret_access_key=…?",
+        ),
+        (format!("aws_secret_access_key {secret}"), local, "has no '='"),
+        (secret.to_string(), local, "has no '='"),
+        (format!("={secret}"), local, "has no key before '='"),
+        (format!("{secret}=aws_secret_access_key"), local, "not shown"),
+        (format!("aws_secret_access_key:{secret}=x"), local, "not shown"),
+        (format!("{secret}="), local, "not shown"),
+        (
+            format!("aws_allow_http={secret}"),
+            "s3://bucket/wh",
+            "<value of aws_allow_http>",
+        ),
+    ];
+    for (option, warehouse, expected) in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+            .args(["--warehouse", warehouse, "--storage-option", &option, "-c", "SELECT 1"])
+            .output()
+            .expect("binary runs");
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{option}: {err}");
+        assert!(!err.contains(secret), "{option}: the secret is printed: {err}");
+        assert!(
+            !err.contains("wJalrXUtnFEMI"),
+            "{option}: part of the secret is printed: {err}"
+        );
+        assert!(err.contains(expected), "{option}: expected {expected:?} in {err}");
+    }
+}
