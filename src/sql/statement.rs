@@ -391,15 +391,20 @@ fn execute_procedure(
     })
 }
 
-/// A possibly qualified name (`t`, `s.t`, `"My T"`) starting at `toks[k]`:
-/// the name as DataFusion resolves it (unquoted parts lower-cased) and the
-/// index after it. Empty when `toks[k]` is not a word.
+/// A possibly qualified name (`t`, `s.t`, `"My T"`) starting at `toks[k]`,
+/// and the index after it; empty when `toks[k]` is not a word. The name is
+/// given back as SQL (quoted parts quoted, with `"`), so that every statement
+/// resolves it the one way DataFusion does (`TableReference::parse_str`):
+/// quoted parts keep their case and any `.` in them, unquoted parts are
+/// lower-cased.
 fn object_name(toks: &[&Token], mut k: usize) -> (String, usize) {
     let mut name = String::new();
     loop {
         match toks.get(k) {
-            Some(Token::Word(w)) if w.quote_style.is_some() => name.push_str(&w.value),
-            Some(Token::Word(w)) => name.push_str(&w.value.to_ascii_lowercase()),
+            Some(Token::Word(w)) if w.quote_style.is_some() => {
+                name.push_str(&format!("\"{}\"", w.value.replace('"', "\"\"")));
+            }
+            Some(Token::Word(w)) => name.push_str(&w.value),
             _ => return (name, k),
         }
         k += 1;
@@ -556,7 +561,7 @@ mod tests {
         assert_eq!(
             stmts[0],
             Statement::DropTable {
-                names: vec!["a".into(), "My T.b".into()],
+                names: vec!["a".into(), "\"My T\".b".into()],
                 if_exists: true,
                 purge: true,
                 text: "DROP TABLE IF EXISTS a, \"My T\".b PURGE".into()
