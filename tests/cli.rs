@@ -411,3 +411,60 @@ fn malformed_storage_options_never_print_a_secret() {
         assert!(err.contains(expected), "{option}: expected {expected:?} in {err}");
     }
 }
+
+/// A schema made by CREATE SCHEMA, and its tables (partitioned, plain,
+/// CTAS), are stored in the warehouse: a second process finds them, and
+/// after DROP SCHEMA … CASCADE a third does not (issue 21, item 8).
+#[test]
+fn schemas_and_their_tables_outlive_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let o = run(
+        &wh,
+        &[
+            "-c",
+            "CREATE SCHEMA s2;
+             CREATE TABLE s2.t (id BIGINT, s VARCHAR) PARTITIONED BY (s);
+             CREATE TABLE s2.plain (a INT);
+             CREATE TABLE s2.ctas AS SELECT 5 AS x;
+             INSERT INTO s2.t VALUES (1, 'a'), (2, 'b');
+             INSERT INTO s2.plain VALUES (3)",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(wh.join("s2.db/.namespace").is_file());
+    assert!(wh.join("s2.db/t/metadata").is_dir());
+    let o = run(
+        &wh,
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT count(*) AS n FROM s2.t WHERE s = 'b';
+             SELECT a FROM s2.plain;
+             SELECT x FROM s2.ctas;
+             SELECT table_name FROM information_schema.tables WHERE table_schema = 's2' ORDER BY table_name",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n1\na\n3\nx\n5\ntable_name\nctas\nplain\nt\n");
+    let o = run(&wh, &["-c", "DROP SCHEMA s2"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("schema s2 is not empty"), "{}", stderr(&o));
+    let o = run(&wh, &["-c", "DROP SCHEMA s2 CASCADE"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!wh.join("s2.db/.namespace").exists());
+    let o = run(&wh, &["-c", "SELECT * FROM s2.t"]);
+    assert!(!o.status.success());
+    let o = run(
+        &wh,
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT count(*) AS n FROM information_schema.schemata WHERE schema_name = 's2'",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n0\n");
+}

@@ -92,6 +92,23 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
             purge,
             text,
         } => drop_tables(ctx, &names, if_exists, purge, &text).await,
+        Statement::CreateSchema {
+            name,
+            if_not_exists,
+            text,
+        } => match crate::catalog::namespace::create_schema(ctx, &name, if_not_exists).await? {
+            true => Ok(StatementResult::empty()),
+            false => run_datafusion(ctx, &text).await,
+        },
+        Statement::DropSchema {
+            name,
+            if_exists,
+            cascade,
+            text,
+        } => match crate::catalog::namespace::drop_schema(ctx, &name, if_exists, cascade).await? {
+            true => Ok(StatementResult::empty()),
+            false => run_datafusion(ctx, &text).await,
+        },
         Statement::ExplainFiles { query, analyze } => explain_files(ctx, &query, analyze).await,
         Statement::AlterPartition { table, change } => alter_partition(ctx, &table, change).await,
         Statement::AddColumn { table, definition } => add_column(ctx, &table, &definition).await,
@@ -343,6 +360,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
         ));
     };
     let Some(schema_provider) = warehouse_schema(ctx, &cmt.name) else {
+        crate::catalog::namespace::refuse_unstored_table(ctx, &cmt.name)?;
         if create.partitioned_by.is_empty() && create.location.is_none() {
             return run_datafusion(ctx, &create.sql).await;
         }

@@ -10,6 +10,7 @@
 //! | `ALTER TABLE t CREATE TAG name`, `ALTER TABLE t DROP TAG [IF EXISTS] name` | hidden-partitions |
 //! | `ALTER TABLE t EXECUTE optimize / expire_snapshots / remove_orphan_files …` | hidden-partitions |
 //! | `DROP TABLE [IF EXISTS] t [PURGE]` on a warehouse table (see `catalog::ddl`) | hidden-partitions |
+//! | `CREATE SCHEMA [IF NOT EXISTS] s`, `DROP SCHEMA [IF EXISTS] s [CASCADE]` in a warehouse's catalog (see `catalog::namespace`) | hidden-partitions |
 //! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
 //!
 //! Our clauses are cut out of the statement text by token position; the
@@ -68,6 +69,20 @@ pub enum Statement {
         names: Vec<String>,
         if_exists: bool,
         purge: bool,
+        text: String,
+    },
+    /// `CREATE SCHEMA [IF NOT EXISTS] name`; `text` as written, for a
+    /// catalog without a warehouse.
+    CreateSchema {
+        name: String,
+        if_not_exists: bool,
+        text: String,
+    },
+    /// `DROP SCHEMA [IF EXISTS] name [CASCADE | RESTRICT]`.
+    DropSchema {
+        name: String,
+        if_exists: bool,
+        cascade: bool,
         text: String,
     },
     /// Anything else, passed to DataFusion as written.
@@ -143,6 +158,11 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
         && let Some(drop) = drop_table(text, tokens, &significant)
     {
         return Ok(drop);
+    }
+    if let [Some(Keyword::CREATE | Keyword::DROP), Some(Keyword::SCHEMA), ..] = kw.as_slice()
+        && let Some(schema) = schema_statement(text, tokens, &significant)
+    {
+        return Ok(schema);
     }
     if let [Some(Keyword::ALTER), Some(Keyword::TABLE), ..] = kw.as_slice()
         && let Some(alter) = alter_partition(tokens, &significant)?
@@ -416,6 +436,48 @@ fn object_name(toks: &[&Token], mut k: usize) -> (String, usize) {
     }
 }
 
+/// `CREATE SCHEMA [IF NOT EXISTS] s` / `DROP SCHEMA [IF EXISTS] s [CASCADE | RESTRICT]`;
+/// `None` for other forms (left to DataFusion).
+fn schema_statement(text: &str, tokens: &[TokenWithSpan], significant: &[usize]) -> Option<Statement> {
+    let toks: Vec<&Token> = significant.iter().map(|&i| &tokens[i].token).collect();
+    let create = keyword(toks[0]) == Some(Keyword::CREATE);
+    let mut k = 2;
+    let conditional = match create {
+        true => [Keyword::IF, Keyword::NOT, Keyword::EXISTS].as_slice(),
+        false => [Keyword::IF, Keyword::EXISTS].as_slice(),
+    };
+    let guarded = conditional
+        .iter()
+        .enumerate()
+        .all(|(i, kw)| toks.get(k + i).and_then(|t| keyword(t)) == Some(*kw));
+    if guarded {
+        k += conditional.len();
+    }
+    let (name, next) = object_name(&toks, k);
+    if name.is_empty() {
+        return None;
+    }
+    k = next;
+    if create {
+        return (k == toks.len()).then(|| Statement::CreateSchema {
+            name,
+            if_not_exists: guarded,
+            text: text.to_string(),
+        });
+    }
+    let behaviour = toks.get(k).and_then(|t| keyword(t));
+    let cascade = behaviour == Some(Keyword::CASCADE);
+    if matches!(behaviour, Some(Keyword::CASCADE | Keyword::RESTRICT)) {
+        k += 1;
+    }
+    (k == toks.len()).then(|| Statement::DropSchema {
+        name,
+        if_exists: guarded,
+        cascade,
+        text: text.to_string(),
+    })
+}
+
 /// `DROP TABLE [IF EXISTS] a [, b …] [CASCADE | RESTRICT] [PURGE]`.
 fn drop_table(text: &str, tokens: &[TokenWithSpan], significant: &[usize]) -> Option<Statement> {
     let toks: Vec<&Token> = significant.iter().map(|&i| &tokens[i].token).collect();
@@ -569,6 +631,20 @@ mod tests {
         );
         assert!(matches!(&stmts[1], Statement::DropTable { names, purge: false, .. } if names == &["t"]));
         assert!(matches!(&stmts[2], Statement::Other(_)));
+    }
+
+    #[test]
+    fn schema_statements() {
+        let stmts =
+            parse_statements("CREATE SCHEMA IF NOT EXISTS \"S2\"; drop schema if exists s2 cascade; DROP SCHEMA c.s")
+                .unwrap();
+        assert!(matches!(&stmts[0], Statement::CreateSchema { name, if_not_exists: true, .. } if name == "\"S2\""));
+        assert!(
+            matches!(&stmts[1], Statement::DropSchema { name, if_exists: true, cascade: true, .. } if name == "s2")
+        );
+        assert!(
+            matches!(&stmts[2], Statement::DropSchema { name, if_exists: false, cascade: false, .. } if name == "c.s")
+        );
     }
 
     #[test]
