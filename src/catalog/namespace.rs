@@ -64,7 +64,7 @@ impl WarehouseSchema {
 /// The catalog a schema name (`s` or `c.s`, as SQL) is in, and the name.
 fn schema_reference(ctx: &SessionContext, name: &str) -> Option<(String, String)> {
     let default_catalog = ctx.state().config_options().catalog.default_catalog.clone();
-    match TableReference::parse_str(name) {
+    match crate::sql::statement::table_reference(ctx, name) {
         TableReference::Bare { table } => Some((default_catalog, table.to_string())),
         TableReference::Partial { schema, table } => Some((schema.to_string(), table.to_string())),
         TableReference::Full { .. } => None,

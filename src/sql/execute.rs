@@ -306,7 +306,7 @@ async fn column_definition(ctx: &SessionContext, definition: &str) -> Result<dat
 }
 
 async fn load_warehouse_table(ctx: &SessionContext, table: &str) -> Result<crate::provider::HiddenPartitionsTable> {
-    let reference = TableReference::parse_str(table);
+    let reference = super::statement::table_reference(ctx, table);
     refuse_derived_name(reference.table(), "change")?;
     let Some(schema) = warehouse_schema(ctx, &reference) else {
         return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
@@ -320,7 +320,7 @@ async fn load_warehouse_table(ctx: &SessionContext, table: &str) -> Result<crate
 }
 
 async fn alter_partition(ctx: &SessionContext, table: &str, change: PartitionChange) -> Result<StatementResult> {
-    let reference = TableReference::parse_str(table);
+    let reference = super::statement::table_reference(ctx, table);
     let Some(schema) = warehouse_schema(ctx, &reference) else {
         return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
     };
@@ -574,7 +574,7 @@ async fn drop_tables(
 ) -> Result<StatementResult> {
     let mut targets = Vec::new();
     for name in names {
-        let reference = TableReference::parse_str(name);
+        let reference = super::statement::table_reference(ctx, name);
         refuse_derived_name(reference.table(), "drop")?;
         match warehouse_schema(ctx, &reference) {
             Some(schema) => targets.push((schema, reference)),

@@ -414,9 +414,9 @@ fn execute_procedure(
 /// A possibly qualified name (`t`, `s.t`, `"My T"`) starting at `toks[k]`,
 /// and the index after it; empty when `toks[k]` is not a word. The name is
 /// given back as SQL (quoted parts quoted, with `"`), so that every statement
-/// resolves it the one way DataFusion does (`TableReference::parse_str`):
-/// quoted parts keep their case and any `.` in them, unquoted parts are
-/// lower-cased.
+/// resolves it the one way DataFusion does ([`table_reference`]): quoted
+/// parts keep their case and any `.` in them, unquoted parts are
+/// lower-cased (unless the session turned identifier normalization off).
 fn object_name(toks: &[&Token], mut k: usize) -> (String, usize) {
     let mut name = String::new();
     loop {
@@ -434,6 +434,13 @@ fn object_name(toks: &[&Token], mut k: usize) -> (String, usize) {
         name.push('.');
         k += 1;
     }
+}
+
+/// A name from [`parse_statements`] as the session's SQL planner resolves
+/// it (`datafusion.sql_parser.enable_ident_normalization`).
+pub fn table_reference(ctx: &datafusion::prelude::SessionContext, name: &str) -> datafusion::common::TableReference {
+    let normalize = ctx.state().config_options().sql_parser.enable_ident_normalization;
+    datafusion::common::TableReference::parse_str_normalized(name, !normalize)
 }
 
 /// `CREATE SCHEMA [IF NOT EXISTS] s` / `DROP SCHEMA [IF EXISTS] s [CASCADE | RESTRICT]`;
