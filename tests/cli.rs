@@ -448,6 +448,15 @@ fn schemas_and_their_tables_outlive_the_process() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "n\n1\na\n3\nx\n5\ntable_name\nctas\nplain\nt\n");
+    let o = prompt(&wh, &["--format", "csv"], "\\d\n\\d s2.t\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.ends_with(
+            "table_name\ns2.ctas\ns2.plain\ns2.t\ncolumn_name,data_type,is_nullable\nid,Int64,YES\ns,Utf8,YES\npartition_spec\nidentity(s) AS s [1000]\n"
+        ),
+        "{out}"
+    );
     let o = run(&wh, &["-c", "DROP SCHEMA s2"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("schema s2 is not empty"), "{}", stderr(&o));
