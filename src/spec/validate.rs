@@ -186,3 +186,44 @@ fn collect_type_ids(t: &Type, ids: &mut HashSet<i32>) -> Result<(), i32> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
+    use super::*;
+    use crate::table::{PartitionFieldDef, Table};
+
+    fn bucketed(n: u32) -> TableMetadata {
+        let schema = Schema::new(vec![Field::new("id", DataType::Int64, true)]);
+        let def = PartitionFieldDef {
+            source: "id".into(),
+            transform: Transform::Bucket(16),
+            name: None,
+        };
+        let mut md = Table::initial_metadata(&schema, &[def]).unwrap();
+        md.table_specs[0].partition_spec.fields[0].transform = Transform::Bucket(n);
+        md
+    }
+
+    #[test]
+    fn transform_parameters_out_of_range_are_refused() {
+        assert!(check(&bucketed(MAX_PARAM)).is_ok());
+        for n in [0, MAX_PARAM + 1, u32::MAX] {
+            let err = check(&bucketed(n)).unwrap_err();
+            assert!(err.contains("outside 1..=2147483647"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_version_is_written_only_if_it_reads_back() {
+        let md = bucketed(16);
+        let bytes = to_checked_json(&md).unwrap();
+        assert_eq!(TableMetadata::from_json(&bytes).unwrap(), md);
+        let err = to_checked_json(&bucketed(3_000_000_000)).unwrap_err().to_string();
+        assert!(
+            err.contains("refusing to commit a metadata version that readers would refuse"),
+            "{err}"
+        );
+    }
+}
