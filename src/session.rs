@@ -166,6 +166,7 @@ impl SessionContextExt for SessionContext {
             }
         }
         cat.register_schema(schema, Arc::clone(&ws) as _)?;
+        ws.register_namespaces(cat.as_ref()).await?;
         crate::functions::register_functions(self);
         install_physical_rule(self);
         Ok(ws)

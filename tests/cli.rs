@@ -368,3 +368,112 @@ fn quickstart_example_runs_and_runs_again() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(stdout(&again), out);
 }
+
+/// A malformed `--storage-option` never prints its text, which may hold a
+/// secret: a colon for `=`, a missing key, a secret as the key, a secret
+/// given to a setting that cannot parse it (issue 21, item 16).
+#[test]
+fn malformed_storage_options_never_print_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYzz9Qx";
+    let local = dir.path().join("wh");
+    let local = local.to_str().unwrap();
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            format!("aws_secret_access_key:{secret}"),
+            local,
+            "did you mean aws_secret_access_key=…?",
+        ),
+        (format!("aws_secret_access_key {secret}"), local, "has no '='"),
+        (secret.to_string(), local, "has no '='"),
+        (format!("={secret}"), local, "has no key before '='"),
+        (format!("{secret}=aws_secret_access_key"), local, "not shown"),
+        (format!("aws_secret_access_key:{secret}=x"), local, "not shown"),
+        (format!("{secret}="), local, "not shown"),
+        (
+            format!("aws_allow_http={secret}"),
+            "s3://bucket/wh",
+            "<value of aws_allow_http>",
+        ),
+    ];
+    for (option, warehouse, expected) in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+            .args(["--warehouse", warehouse, "--storage-option", &option, "-c", "SELECT 1"])
+            .output()
+            .expect("binary runs");
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{option}: {err}");
+        assert!(!err.contains(secret), "{option}: the secret is printed: {err}");
+        assert!(
+            !err.contains("wJalrXUtnFEMI"),
+            "{option}: part of the secret is printed: {err}"
+        );
+        assert!(err.contains(expected), "{option}: expected {expected:?} in {err}");
+    }
+}
+
+/// A schema made by CREATE SCHEMA, and its tables (partitioned, plain,
+/// CTAS), are stored in the warehouse: a second process finds them, and
+/// after DROP SCHEMA … CASCADE a third does not (issue 21, item 8).
+#[test]
+fn schemas_and_their_tables_outlive_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let o = run(
+        &wh,
+        &[
+            "-c",
+            "CREATE SCHEMA s2;
+             CREATE TABLE s2.t (id BIGINT, s VARCHAR) PARTITIONED BY (s);
+             CREATE TABLE s2.plain (a INT);
+             CREATE TABLE s2.ctas AS SELECT 5 AS x;
+             INSERT INTO s2.t VALUES (1, 'a'), (2, 'b');
+             INSERT INTO s2.plain VALUES (3)",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(wh.join("s2.db/.namespace").is_file());
+    assert!(wh.join("s2.db/t/metadata").is_dir());
+    let o = run(
+        &wh,
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT count(*) AS n FROM s2.t WHERE s = 'b';
+             SELECT a FROM s2.plain;
+             SELECT x FROM s2.ctas;
+             SELECT table_name FROM information_schema.tables WHERE table_schema = 's2' ORDER BY table_name",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n1\na\n3\nx\n5\ntable_name\nctas\nplain\nt\n");
+    let o = prompt(&wh, &["--format", "csv"], "\\d\n\\d s2.t\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.ends_with(
+            "table_name\ns2.ctas\ns2.plain\ns2.t\ncolumn_name,data_type,is_nullable\nid,Int64,YES\ns,Utf8,YES\npartition_spec\nidentity(s) AS s [1000]\n"
+        ),
+        "{out}"
+    );
+    let o = run(&wh, &["-c", "DROP SCHEMA s2"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("schema s2 is not empty"), "{}", stderr(&o));
+    let o = run(&wh, &["-c", "DROP SCHEMA s2 CASCADE"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!wh.join("s2.db/.namespace").exists());
+    let o = run(&wh, &["-c", "SELECT * FROM s2.t"]);
+    assert!(!o.status.success());
+    let o = run(
+        &wh,
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT count(*) AS n FROM information_schema.schemata WHERE schema_name = 's2'",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n0\n");
+}

@@ -504,3 +504,74 @@ async fn time_travel_to_an_expired_snapshot() {
     // both rows' files are still read by the current one.
     assert_eq!(count(&ctx, "SELECT count(*) FROM \"x$files\"").await, 2);
 }
+
+/// A commit serializes each new version through the loader's own checks:
+/// metadata a reader would refuse (here a bucket count beyond Iceberg's
+/// 32-bit int, built through the Rust API past the SQL checks) is never
+/// written (issue 21, item 7).
+#[tokio::test]
+async fn a_version_that_readers_would_refuse_is_never_written() {
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use hidden_partitions::table::{PartitionFieldDef, Table};
+    use hidden_partitions::transform::Transform;
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = Warehouse::local(dir.path()).unwrap();
+    let schema = Schema::new(vec![Field::new("id", DataType::Int64, true)]);
+    let partition = [PartitionFieldDef {
+        source: "id".into(),
+        transform: Transform::Bucket(16),
+        name: None,
+    }];
+    let mut metadata = Table::initial_metadata(&schema, &partition).unwrap();
+    metadata.table_specs[0].partition_spec.fields[0].transform = Transform::Bucket(3_000_000_000);
+    let err = warehouse
+        .table_location("bad")
+        .create(&metadata)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("refusing to commit a metadata version that readers would refuse"),
+        "{err}"
+    );
+    assert!(err.contains("3000000000"), "{err}");
+    assert_eq!(walk(&dir.path().join("bad")), 0, "nothing may be written");
+}
+
+/// One table whose metadata cannot be read (damaged on disk) does not hide
+/// the others from SHOW TABLES and information_schema.tables; reading it
+/// says what is wrong (issue 21, item 7).
+#[tokio::test]
+async fn a_damaged_table_does_not_break_the_warehouse_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let ctx = session(dir.path()).await.unwrap();
+        execute_sql(
+            &ctx,
+            "CREATE TABLE good (id BIGINT) PARTITIONED BY (bucket(4, id));
+             INSERT INTO good VALUES (1), (2);
+             CREATE TABLE damaged (id BIGINT) PARTITIONED BY (bucket(16, id))",
+        )
+        .await
+        .unwrap();
+    }
+    let version = dir.path().join("damaged/metadata/v1.metadata.json");
+    let json = std::fs::read_to_string(&version).unwrap();
+    assert!(json.contains("bucket[16]"), "{json}");
+    std::fs::write(&version, json.replace("bucket[16]", "bucket[3000000000]")).unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    let listed = text(
+        &ctx,
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+    )
+    .await;
+    assert!(listed.contains("damaged") && listed.contains("good"), "{listed}");
+    let shown = text(&ctx, "SHOW TABLES").await;
+    assert!(shown.contains("damaged") && shown.contains("good"), "{shown}");
+    assert_eq!(count(&ctx, "SELECT count(*) FROM good").await, 2);
+    let err = execute_sql(&ctx, "SELECT * FROM damaged")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bucket[3000000000]"), "{err}");
+}

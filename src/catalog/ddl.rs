@@ -143,6 +143,11 @@ impl WarehouseSchema {
     /// A `LOCATION` for table `name`: parsed, and clear of the warehouse and
     /// of every other linked table.
     async fn check_location(&self, name: &str, written: &str) -> Result<TableLocation> {
+        if let Some(ns) = &self.warehouse().namespace {
+            return crate::invalid!(
+                "LOCATION {written:?}: tables of schema {ns} are stored in the warehouse; leave out LOCATION (tables with LOCATION are in the warehouse's own schema)"
+            );
+        }
         let place = parse_location(written)?;
         let warehouse = self.warehouse().place();
         match place.overlap(&warehouse) {

@@ -2,6 +2,7 @@
 
 pub mod ddl;
 pub mod metadata_tables;
+pub mod namespace;
 pub mod read_only;
 pub mod schema;
 pub mod show_create;

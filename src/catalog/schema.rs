@@ -29,6 +29,8 @@ pub struct WarehouseSchema {
     warehouse: Warehouse,
     runtime: Arc<RuntimeEnv>,
     names: RwLock<BTreeSet<String>>,
+    /// Directories of the last listing that may be namespaces (`<ns>.db`).
+    namespace_dirs: RwLock<Vec<String>>,
     others: RwLock<HashMap<String, Arc<dyn TableProvider>>>,
 }
 
@@ -38,6 +40,7 @@ impl WarehouseSchema {
             warehouse,
             runtime,
             names: RwLock::default(),
+            namespace_dirs: RwLock::default(),
             others: RwLock::default(),
         }
     }
@@ -48,8 +51,8 @@ impl WarehouseSchema {
 
     /// Re-read the list of tables from storage.
     pub async fn refresh(&self) -> crate::error::Result<()> {
-        let names = match self.warehouse.list_tables().await {
-            Ok(names) => names,
+        let (names, namespace_dirs) = match self.warehouse.list().await {
+            Ok(listed) => listed,
             Err(Error::ObjectStore(e)) => {
                 return Err(Error::Invalid(format!(
                     "cannot list the warehouse at {}: {}",
@@ -62,7 +65,19 @@ impl WarehouseSchema {
         if let Ok(mut guard) = self.names.write() {
             *guard = names.into_iter().collect();
         }
+        if let Ok(mut guard) = self.namespace_dirs.write() {
+            *guard = namespace_dirs;
+        }
         Ok(())
+    }
+
+    pub fn runtime(&self) -> &Arc<RuntimeEnv> {
+        &self.runtime
+    }
+
+    /// The directories of the last [`refresh`](Self::refresh) that may be namespaces.
+    pub fn namespace_dirs(&self) -> Vec<String> {
+        self.namespace_dirs.read().map(|n| n.clone()).unwrap_or_default()
     }
 
     /// Resolve a `LOCATION` string (path or URL) to a table location.
@@ -239,6 +254,20 @@ impl SchemaProvider for WarehouseSchema {
         match result {
             Ok(r) => Ok(r?),
             Err(_) => Err(DataFusionError::Execution(format!("dropping table {name} failed"))),
+        }
+    }
+
+    /// What `information_schema.tables` (and so `SHOW TABLES`) asks for each
+    /// name: a table whose metadata cannot be read is still listed as a
+    /// table, so one damaged table does not hide every other one; reading
+    /// it reports what is wrong.
+    async fn table_type(&self, name: &str) -> Result<Option<datafusion::logical_expr::TableType>> {
+        match self.table(name).await {
+            Ok(t) => Ok(t.map(|t| t.table_type())),
+            Err(_) if self.names.read().map(|n| n.contains(name)).unwrap_or(false) => {
+                Ok(Some(datafusion::logical_expr::TableType::Base))
+            }
+            Err(e) => Err(e),
         }
     }
 

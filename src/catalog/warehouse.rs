@@ -6,6 +6,8 @@
 //! | `<name>/metadata/…`        | table `<name>` stored in the warehouse            |
 //! | `<name>.location`          | table `<name>` stored elsewhere (`LOCATION '…'`); |
 //! |                            | the file holds the table's URL                    |
+//! | `<ns>.db/.namespace`       | namespace (schema) `<ns>` (see `catalog::namespace`); |
+//! | `<ns>.db/<name>/metadata/…`| its tables, laid out as above                     |
 
 use std::sync::Arc;
 
@@ -22,6 +24,10 @@ use crate::store::observe::{ObservedStore, RequestCounts};
 use crate::store::url::{Scheme, StoreLocation, parse_location};
 
 const LINK_SUFFIX: &str = ".location";
+/// A namespace's directory is `<name>.db` (as in Hive and Spark warehouses).
+pub const NAMESPACE_SUFFIX: &str = ".db";
+/// The object that makes `<name>.db/` a namespace.
+const NAMESPACE_MARKER: &str = ".namespace";
 
 /// A warehouse: where its tables live, how to reach the stores, and what
 /// the session has already read.
@@ -37,6 +43,9 @@ pub struct Warehouse {
     pub cache: Arc<ObjectCache>,
     /// Requests served by this warehouse's stores.
     pub requests: Arc<RequestCounts>,
+    /// The namespace this is (`<root>` is then `<warehouse>/<ns>.db`); `None`
+    /// for the warehouse itself.
+    pub namespace: Option<String>,
 }
 
 impl std::fmt::Debug for Warehouse {
@@ -58,6 +67,27 @@ pub fn check_table_name(name: &str) -> Result<()> {
     }
     if name.to_ascii_lowercase().ends_with(LINK_SUFFIX) {
         return invalid!("invalid table name {name:?}: names ending in {LINK_SUFFIX:?} are the warehouse's own files");
+    }
+    if name.to_ascii_lowercase().ends_with(NAMESPACE_SUFFIX) {
+        return invalid!(
+            "invalid table name {name:?}: names ending in {NAMESPACE_SUFFIX:?} are the directories of the warehouse's schemas"
+        );
+    }
+    Ok(())
+}
+
+/// Namespace names become directory names `<name>.db`: the alphabet of table names.
+pub fn check_namespace_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.');
+    if !ok {
+        return invalid!("invalid schema name {name:?}: use letters, digits, '_', '-' or '.'");
+    }
+    if name.eq_ignore_ascii_case("information_schema") {
+        return invalid!("invalid schema name {name:?}: it is DataFusion's own schema");
     }
     Ok(())
 }
@@ -97,7 +127,67 @@ impl Warehouse {
             options,
             cache: Arc::new(ObjectCache::default()),
             requests,
+            namespace: None,
         }
+    }
+
+    /// Namespace `name` of this warehouse, on the same store and session caches.
+    pub fn namespace(&self, name: &str) -> Warehouse {
+        Warehouse {
+            root: self.root.clone().join(format!("{name}{NAMESPACE_SUFFIX}")),
+            namespace: Some(name.to_string()),
+            ..self.clone()
+        }
+    }
+
+    fn namespace_marker(&self, name: &str) -> Path {
+        self.namespace(name).root.join(NAMESPACE_MARKER)
+    }
+
+    /// Whether namespace `name` exists (its marker is there).
+    pub async fn namespace_exists(&self, name: &str) -> Result<bool> {
+        match self.store.head(&self.namespace_marker(name)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Write namespace `name`'s marker (put-if-absent); `false` when it was
+    /// already there.
+    pub async fn create_namespace(&self, name: &str) -> Result<bool> {
+        let path = self.namespace_marker(name);
+        let payload = PutPayload::from(format!("{{\"namespace\": {:?}}}\n", name).into_bytes());
+        let result = if self.options.single_writer() {
+            if self.namespace_exists(name).await? {
+                return Ok(false);
+            }
+            self.store.put(&path, payload).await.map(|_| ())
+        } else {
+            let opts = PutOptions {
+                mode: PutMode::Create,
+                ..Default::default()
+            };
+            self.store.put_opts(&path, payload, opts).await.map(|_| ())
+        };
+        match result {
+            Ok(()) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Remove namespace `name`'s marker (its tables must be gone already),
+    /// and its directory when that is empty and local.
+    pub async fn drop_namespace(&self, name: &str) -> Result<()> {
+        match self.store.delete(&self.namespace_marker(name)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if self.place().scheme == Scheme::Local {
+            let _ = std::fs::remove_dir(format!("/{}", self.namespace(name).root));
+        }
+        Ok(())
     }
 
     /// A store for another location of this warehouse's session (e.g. a
@@ -134,12 +224,26 @@ impl Warehouse {
 
     /// Names of all tables (in the warehouse and linked).
     pub async fn list_tables(&self) -> Result<Vec<String>> {
+        Ok(self.list().await?.0)
+    }
+
+    /// One LIST of the root: the names of all tables, and of the
+    /// directories that may be namespaces (`<name>.db`, markers unchecked).
+    pub async fn list(&self) -> Result<(Vec<String>, Vec<String>)> {
         let listing = self.store.list_with_delimiter(Some(&self.root)).await?;
-        let mut names: Vec<String> = listing
+        let dirs: Vec<String> = listing
             .common_prefixes
             .iter()
             .filter_map(|p| p.filename().map(str::to_string))
             .collect();
+        let mut namespaces: Vec<String> = dirs
+            .iter()
+            .filter_map(|d| d.strip_suffix(NAMESPACE_SUFFIX))
+            .filter(|n| check_namespace_name(n).is_ok())
+            .map(str::to_string)
+            .collect();
+        namespaces.sort();
+        let mut names = dirs;
         names.extend(
             listing
                 .objects
@@ -149,7 +253,7 @@ impl Warehouse {
         names.retain(|n| check_table_name(n).is_ok());
         names.sort();
         names.dedup();
-        Ok(names)
+        Ok((names, namespaces))
     }
 
     /// Every linked table: its name and the URL it lives at.

@@ -68,15 +68,31 @@ impl Command {
     }
 }
 
-/// `\d`: the tables of the session's default schema, by name.
+/// `\d`: the tables of the session's default schema, by name, then those
+/// of the warehouse's other schemas (`CREATE SCHEMA`) as `schema.table`.
 pub fn list_tables(ctx: &SessionContext) -> Result<StatementResult> {
     let options = ctx.copied_config().options().catalog.clone();
-    let mut names = ctx
-        .catalog(&options.default_catalog)
+    let catalog = ctx.catalog(&options.default_catalog);
+    let mut names = catalog
+        .as_ref()
         .and_then(|c| c.schema(&options.default_schema))
         .map(|s| s.table_names())
         .unwrap_or_default();
     names.sort();
+    let mut qualified = Vec::new();
+    for schema_name in catalog.as_ref().map(|c| c.schema_names()).unwrap_or_default() {
+        let Some(schema) = catalog.as_ref().and_then(|c| c.schema(&schema_name)) else {
+            continue;
+        };
+        let is_namespace = schema
+            .downcast_ref::<crate::catalog::WarehouseSchema>()
+            .is_some_and(|ws| ws.warehouse().namespace.is_some());
+        if is_namespace && schema_name != options.default_schema {
+            qualified.extend(schema.table_names().into_iter().map(|t| format!("{schema_name}.{t}")));
+        }
+    }
+    qualified.sort();
+    names.extend(qualified);
     single_batch(vec![("table_name", Arc::new(StringArray::from(names)))])
 }
 

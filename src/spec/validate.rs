@@ -14,7 +14,11 @@
 //! | a snapshot's parent, if still listed, has a lower sequence number; no sequence number exceeds `last-sequence-number` | a cycle of parents |
 //! | field ids are unique within a schema and at most `last-column-id` | two columns with id 3 |
 //! | a partition field's source id names a column of its schema; partition field ids are unique and at most `last-partition-id` | `source-id` 9 in a 3-column schema |
+//! | a bucket count or truncate width is in 1..=2147483647 (a Java int, as in Iceberg) | `bucket[3000000000]` |
 //!
+//! The same checks guard the other end: a commit serializes a new version
+//! with [`to_checked_json`], which reads the bytes back as a reader would,
+//! so no commit ever writes a version that readers refuse.
 //! A parent that is no longer listed is fine: `expire_snapshots` removes
 //! old snapshots and keeps their children.
 
@@ -22,6 +26,20 @@ use std::collections::{HashMap, HashSet};
 
 use super::metadata::TableMetadata;
 use super::types::{NestedField, Type};
+use crate::transform::{MAX_PARAM, Transform};
+
+/// `md` as the JSON of a new version file, refused (before anything is
+/// written) when a reader would refuse those bytes: they are parsed and
+/// checked exactly as the loader does.
+pub fn to_checked_json(md: &TableMetadata) -> crate::error::Result<Vec<u8>> {
+    let bytes = md.to_json()?;
+    if let Err(e) = TableMetadata::from_json(&bytes) {
+        return Err(crate::error::Error::Invalid(format!(
+            "refusing to commit a metadata version that readers would refuse ({e}); nothing was written"
+        )));
+    }
+    Ok(bytes)
+}
 
 /// The first inconsistency found in `md`, as a sentence.
 pub fn check(md: &TableMetadata) -> Result<(), String> {
@@ -53,6 +71,14 @@ pub fn check(md: &TableMetadata) -> Result<(), String> {
                 return Err(format!(
                     "table spec {}: partition field id {} is used twice",
                     spec.spec_id, f.field_id
+                ));
+            }
+            if let Transform::Bucket(n) | Transform::Truncate(n) = f.transform
+                && !(1..=MAX_PARAM).contains(&n)
+            {
+                return Err(format!(
+                    "table spec {}: partition field {:?} has parameter {n}, outside 1..={MAX_PARAM}",
+                    spec.spec_id, f.name
                 ));
             }
             if f.field_id > md.last_partition_id {
@@ -158,5 +184,46 @@ fn collect_type_ids(t: &Type, ids: &mut HashSet<i32>) -> Result<(), i32> {
             collect_type_ids(key, ids)?;
             collect_type_ids(value, ids)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
+    use super::*;
+    use crate::table::{PartitionFieldDef, Table};
+
+    fn bucketed(n: u32) -> TableMetadata {
+        let schema = Schema::new(vec![Field::new("id", DataType::Int64, true)]);
+        let def = PartitionFieldDef {
+            source: "id".into(),
+            transform: Transform::Bucket(16),
+            name: None,
+        };
+        let mut md = Table::initial_metadata(&schema, &[def]).unwrap();
+        md.table_specs[0].partition_spec.fields[0].transform = Transform::Bucket(n);
+        md
+    }
+
+    #[test]
+    fn transform_parameters_out_of_range_are_refused() {
+        assert!(check(&bucketed(MAX_PARAM)).is_ok());
+        for n in [0, MAX_PARAM + 1, u32::MAX] {
+            let err = check(&bucketed(n)).unwrap_err();
+            assert!(err.contains("outside 1..=2147483647"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_version_is_written_only_if_it_reads_back() {
+        let md = bucketed(16);
+        let bytes = to_checked_json(&md).unwrap();
+        assert_eq!(TableMetadata::from_json(&bytes).unwrap(), md);
+        let err = to_checked_json(&bucketed(3_000_000_000)).unwrap_err().to_string();
+        assert!(
+            err.contains("refusing to commit a metadata version that readers would refuse"),
+            "{err}"
+        );
     }
 }

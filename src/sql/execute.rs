@@ -92,6 +92,23 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
             purge,
             text,
         } => drop_tables(ctx, &names, if_exists, purge, &text).await,
+        Statement::CreateSchema {
+            name,
+            if_not_exists,
+            text,
+        } => match crate::catalog::namespace::create_schema(ctx, &name, if_not_exists).await? {
+            true => Ok(StatementResult::empty()),
+            false => run_datafusion(ctx, &text).await,
+        },
+        Statement::DropSchema {
+            name,
+            if_exists,
+            cascade,
+            text,
+        } => match crate::catalog::namespace::drop_schema(ctx, &name, if_exists, cascade).await? {
+            true => Ok(StatementResult::empty()),
+            false => run_datafusion(ctx, &text).await,
+        },
         Statement::ExplainFiles { query, analyze } => explain_files(ctx, &query, analyze).await,
         Statement::AlterPartition { table, change } => alter_partition(ctx, &table, change).await,
         Statement::AddColumn { table, definition } => add_column(ctx, &table, &definition).await,
@@ -289,7 +306,7 @@ async fn column_definition(ctx: &SessionContext, definition: &str) -> Result<dat
 }
 
 async fn load_warehouse_table(ctx: &SessionContext, table: &str) -> Result<crate::provider::HiddenPartitionsTable> {
-    let reference = TableReference::parse_str(table);
+    let reference = super::statement::table_reference(ctx, table);
     refuse_derived_name(reference.table(), "change")?;
     let Some(schema) = warehouse_schema(ctx, &reference) else {
         return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
@@ -303,7 +320,7 @@ async fn load_warehouse_table(ctx: &SessionContext, table: &str) -> Result<crate
 }
 
 async fn alter_partition(ctx: &SessionContext, table: &str, change: PartitionChange) -> Result<StatementResult> {
-    let reference = TableReference::parse_str(table);
+    let reference = super::statement::table_reference(ctx, table);
     let Some(schema) = warehouse_schema(ctx, &reference) else {
         return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
     };
@@ -343,6 +360,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
         ));
     };
     let Some(schema_provider) = warehouse_schema(ctx, &cmt.name) else {
+        crate::catalog::namespace::refuse_unstored_table(ctx, &cmt.name)?;
         if create.partitioned_by.is_empty() && create.location.is_none() {
             return run_datafusion(ctx, &create.sql).await;
         }
@@ -556,7 +574,7 @@ async fn drop_tables(
 ) -> Result<StatementResult> {
     let mut targets = Vec::new();
     for name in names {
-        let reference = TableReference::parse_str(name);
+        let reference = super::statement::table_reference(ctx, name);
         refuse_derived_name(reference.table(), "drop")?;
         match warehouse_schema(ctx, &reference) {
             Some(schema) => targets.push((schema, reference)),

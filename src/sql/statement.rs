@@ -10,6 +10,7 @@
 //! | `ALTER TABLE t CREATE TAG name`, `ALTER TABLE t DROP TAG [IF EXISTS] name` | hidden-partitions |
 //! | `ALTER TABLE t EXECUTE optimize / expire_snapshots / remove_orphan_files …` | hidden-partitions |
 //! | `DROP TABLE [IF EXISTS] t [PURGE]` on a warehouse table (see `catalog::ddl`) | hidden-partitions |
+//! | `CREATE SCHEMA [IF NOT EXISTS] s`, `DROP SCHEMA [IF EXISTS] s [CASCADE]` in a warehouse's catalog (see `catalog::namespace`) | hidden-partitions |
 //! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
 //!
 //! Our clauses are cut out of the statement text by token position; the
@@ -68,6 +69,20 @@ pub enum Statement {
         names: Vec<String>,
         if_exists: bool,
         purge: bool,
+        text: String,
+    },
+    /// `CREATE SCHEMA [IF NOT EXISTS] name`; `text` as written, for a
+    /// catalog without a warehouse.
+    CreateSchema {
+        name: String,
+        if_not_exists: bool,
+        text: String,
+    },
+    /// `DROP SCHEMA [IF EXISTS] name [CASCADE | RESTRICT]`.
+    DropSchema {
+        name: String,
+        if_exists: bool,
+        cascade: bool,
         text: String,
     },
     /// Anything else, passed to DataFusion as written.
@@ -144,6 +159,11 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
         && let Some(drop) = drop_table(text, tokens, &significant)
     {
         return Ok(drop);
+    }
+    if let [Some(Keyword::CREATE | Keyword::DROP), Some(Keyword::SCHEMA), ..] = kw.as_slice()
+        && let Some(schema) = schema_statement(text, tokens, &significant)
+    {
+        return Ok(schema);
     }
     if let [Some(Keyword::ALTER), Some(Keyword::TABLE), ..] = kw.as_slice()
         && let Some(alter) = alter_partition(tokens, &significant)?
@@ -392,15 +412,20 @@ fn execute_procedure(
     })
 }
 
-/// A possibly qualified name (`t`, `s.t`, `"My T"`) starting at `toks[k]`:
-/// the name as DataFusion resolves it (unquoted parts lower-cased) and the
-/// index after it. Empty when `toks[k]` is not a word.
+/// A possibly qualified name (`t`, `s.t`, `"My T"`) starting at `toks[k]`,
+/// and the index after it; empty when `toks[k]` is not a word. The name is
+/// given back as SQL (quoted parts quoted, with `"`), so that every statement
+/// resolves it the one way DataFusion does ([`table_reference`]): quoted
+/// parts keep their case and any `.` in them, unquoted parts are
+/// lower-cased (unless the session turned identifier normalization off).
 fn object_name(toks: &[&Token], mut k: usize) -> (String, usize) {
     let mut name = String::new();
     loop {
         match toks.get(k) {
-            Some(Token::Word(w)) if w.quote_style.is_some() => name.push_str(&w.value),
-            Some(Token::Word(w)) => name.push_str(&w.value.to_ascii_lowercase()),
+            Some(Token::Word(w)) if w.quote_style.is_some() => {
+                name.push_str(&format!("\"{}\"", w.value.replace('"', "\"\"")));
+            }
+            Some(Token::Word(w)) => name.push_str(&w.value),
             _ => return (name, k),
         }
         k += 1;
@@ -410,6 +435,55 @@ fn object_name(toks: &[&Token], mut k: usize) -> (String, usize) {
         name.push('.');
         k += 1;
     }
+}
+
+/// A name from [`parse_statements`] as the session's SQL planner resolves
+/// it (`datafusion.sql_parser.enable_ident_normalization`).
+pub fn table_reference(ctx: &datafusion::prelude::SessionContext, name: &str) -> datafusion::common::TableReference {
+    let normalize = ctx.state().config_options().sql_parser.enable_ident_normalization;
+    datafusion::common::TableReference::parse_str_normalized(name, !normalize)
+}
+
+/// `CREATE SCHEMA [IF NOT EXISTS] s` / `DROP SCHEMA [IF EXISTS] s [CASCADE | RESTRICT]`;
+/// `None` for other forms (left to DataFusion).
+fn schema_statement(text: &str, tokens: &[TokenWithSpan], significant: &[usize]) -> Option<Statement> {
+    let toks: Vec<&Token> = significant.iter().map(|&i| &tokens[i].token).collect();
+    let create = keyword(toks[0]) == Some(Keyword::CREATE);
+    let mut k = 2;
+    let conditional = match create {
+        true => [Keyword::IF, Keyword::NOT, Keyword::EXISTS].as_slice(),
+        false => [Keyword::IF, Keyword::EXISTS].as_slice(),
+    };
+    let guarded = conditional
+        .iter()
+        .enumerate()
+        .all(|(i, kw)| toks.get(k + i).and_then(|t| keyword(t)) == Some(*kw));
+    if guarded {
+        k += conditional.len();
+    }
+    let (name, next) = object_name(&toks, k);
+    if name.is_empty() {
+        return None;
+    }
+    k = next;
+    if create {
+        return (k == toks.len()).then(|| Statement::CreateSchema {
+            name,
+            if_not_exists: guarded,
+            text: text.to_string(),
+        });
+    }
+    let behaviour = toks.get(k).and_then(|t| keyword(t));
+    let cascade = behaviour == Some(Keyword::CASCADE);
+    if matches!(behaviour, Some(Keyword::CASCADE | Keyword::RESTRICT)) {
+        k += 1;
+    }
+    (k == toks.len()).then(|| Statement::DropSchema {
+        name,
+        if_exists: guarded,
+        cascade,
+        text: text.to_string(),
+    })
 }
 
 /// `DROP TABLE [IF EXISTS] a [, b …] [CASCADE | RESTRICT] [PURGE]`.
@@ -557,7 +631,7 @@ mod tests {
         assert_eq!(
             stmts[0],
             Statement::DropTable {
-                names: vec!["a".into(), "My T.b".into()],
+                names: vec!["a".into(), "\"My T\".b".into()],
                 if_exists: true,
                 purge: true,
                 text: "DROP TABLE IF EXISTS a, \"My T\".b PURGE".into()
@@ -565,6 +639,20 @@ mod tests {
         );
         assert!(matches!(&stmts[1], Statement::DropTable { names, purge: false, .. } if names == &["t"]));
         assert!(matches!(&stmts[2], Statement::Other(_)));
+    }
+
+    #[test]
+    fn schema_statements() {
+        let stmts =
+            parse_statements("CREATE SCHEMA IF NOT EXISTS \"S2\"; drop schema if exists s2 cascade; DROP SCHEMA c.s")
+                .unwrap();
+        assert!(matches!(&stmts[0], Statement::CreateSchema { name, if_not_exists: true, .. } if name == "\"S2\""));
+        assert!(
+            matches!(&stmts[1], Statement::DropSchema { name, if_exists: true, cascade: true, .. } if name == "s2")
+        );
+        assert!(
+            matches!(&stmts[2], Statement::DropSchema { name, if_exists: false, cascade: false, .. } if name == "c.s")
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use crate::error::{Error, Result};
-use crate::transform::Transform;
+use crate::transform::{MAX_PARAM, Transform};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionItem {
@@ -71,8 +71,11 @@ pub fn parse_item(toks: &[&Token]) -> Result<PartitionItem> {
                 [Token::Word(w)] => Some(ident(w)),
                 _ => None,
             };
+            // Any run of digits is a number here; its range is checked below.
             let number = |t: &[&Token]| match t {
-                [Token::Number(n, _)] => n.parse::<u32>().ok(),
+                [Token::Number(n, _)] if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                    Some(n.parse::<u64>().unwrap_or(u64::MAX))
+                }
                 _ => None,
             };
             let fname = f.value.to_ascii_lowercase();
@@ -112,6 +115,17 @@ pub fn parse_item(toks: &[&Token]) -> Result<PartitionItem> {
                     if n == 0 {
                         return Err(err(format!("{fname} needs a positive number, got 0 in {}", text())));
                     }
+                    let Some(n) = u32::try_from(n).ok().filter(|n| *n <= MAX_PARAM) else {
+                        let what = if fname == "bucket" {
+                            "bucket count N"
+                        } else {
+                            "truncate width W"
+                        };
+                        return Err(err(format!(
+                            "the {what} in {} is out of range: it must be in 1..={MAX_PARAM} (Iceberg stores it as a 32-bit int)",
+                            text()
+                        )));
+                    };
                     let transform = if fname == "bucket" {
                         Transform::Bucket(n)
                     } else {

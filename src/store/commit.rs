@@ -70,7 +70,7 @@ pub enum VersionDoc {
 impl VersionDoc {
     fn to_json(&self) -> Result<Vec<u8>> {
         match self {
-            Self::Table(md) => md.to_json(),
+            Self::Table(md) => crate::spec::validate::to_checked_json(md),
             Self::Dropped(t) => Ok(serde_json::to_vec_pretty(t)?),
         }
     }

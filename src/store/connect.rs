@@ -40,9 +40,42 @@ pub const SINGLE_WRITER: &str = "single_writer";
 
 /// Options for building stores: `key = value` pairs given on the command
 /// line (`--storage-option`) or from Rust, on top of the environment.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Values may be secrets: they are never printed, not even by `Debug`.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct StorageOptions {
     options: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for StorageOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.options.keys()).finish()
+    }
+}
+
+/// Whether `key` is a setting of some store, or ours.
+fn is_known_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key == SINGLE_WRITER
+        || key.parse::<AmazonS3ConfigKey>().is_ok()
+        || key.parse::<GoogleConfigKey>().is_ok()
+        || key.parse::<AzureConfigKey>().is_ok()
+}
+
+/// Letters and `_` only, as setting names are (a secret has digits or symbols).
+fn looks_like_a_name(key: &str) -> bool {
+    key.len() <= 64 && key.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
+}
+
+/// `text` with every option value in it masked (a store's error may quote
+/// a value it could not use, and that value may be a secret).
+fn redact(text: &str, options: &StorageOptions) -> String {
+    let mut out = text.to_string();
+    let mut values: Vec<(&String, &String)> = options.iter().filter(|(_, v)| v.len() >= 4).collect();
+    values.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    for (key, value) in values {
+        out = out.replace(value.as_str(), &format!("<value of {key}>"));
+    }
+    out
 }
 
 impl StorageOptions {
@@ -56,13 +89,25 @@ impl StorageOptions {
         self
     }
 
-    /// Parse `key=value` (as given to `--storage-option`).
+    /// Parse `key=value` (as given to `--storage-option`). The text may
+    /// hold a secret, so an error never repeats it: it names at most a key
+    /// that is a known setting.
     pub fn parse_pair(pair: &str) -> Result<(String, String)> {
+        let usage = "expected KEY=VALUE, e.g. aws_region=us-east-1; the text is not shown, as it may hold a secret";
         match pair.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-            _ => Err(Error::Invalid(format!(
-                "storage option {pair:?} is not key=value (e.g. aws_region=us-east-1)"
+            Some(_) => Err(Error::Invalid(format!(
+                "a storage option has no key before '=' ({usage})"
             ))),
+            None => {
+                let head = pair.split([':', ' ', '\t']).next().unwrap_or_default().trim();
+                let hint = if is_known_key(head) {
+                    format!("; did you mean {}=…?", head.to_ascii_lowercase())
+                } else {
+                    String::new()
+                };
+                Err(Error::Invalid(format!("a storage option has no '=' ({usage}){hint}")))
+            }
         }
     }
 
@@ -86,12 +131,15 @@ impl StorageOptions {
     /// never silently ignored.
     pub fn validate(&self) -> Result<()> {
         for (key, _) in self.store_keys() {
-            let known = key.parse::<AmazonS3ConfigKey>().is_ok()
-                || key.parse::<GoogleConfigKey>().is_ok()
-                || key.parse::<AzureConfigKey>().is_ok();
-            if !known {
+            if !is_known_key(key) {
+                // A key in the wrong place may be a secret: show only what reads as a setting name.
+                let shown = if looks_like_a_name(key) {
+                    format!("{key:?}")
+                } else {
+                    "(not shown: it does not read as a setting name and may be a secret)".to_string()
+                };
                 return Err(Error::Invalid(format!(
-                    "storage option {key:?} is not a setting of any store (S3: aws_*, e.g. aws_endpoint; GCS: google_*; Azure: azure_*; or single_writer)"
+                    "storage option key {shown} is not a setting of any store (S3: aws_*, e.g. aws_endpoint; GCS: google_*; Azure: azure_*; or single_writer)"
                 )));
             }
         }
@@ -125,9 +173,10 @@ pub fn build_store(place: &StoreLocation, options: &StorageOptions) -> Result<Ar
     let url = place.store_url.as_str();
     let failed = |e: object_store::Error| {
         Error::Invalid(format!(
-            "cannot set up the {} store for {}: {e}",
+            "cannot set up the {} store for {}: {}",
             scheme.describe(),
-            place.url()
+            place.url(),
+            redact(&e.to_string(), options)
         ))
     };
     Ok(match scheme {

@@ -131,7 +131,7 @@ pub enum TransformError {
 }
 
 /// Largest bucket count / truncate width: Iceberg stores them as Java ints.
-const MAX_PARAM: u32 = i32::MAX as u32;
+pub const MAX_PARAM: u32 = i32::MAX as u32;
 
 const IDENTITY_TYPES: &str = "Boolean, Int8/Int16/Int32/Int64, Float32/Float64, Decimal128, \
      Date32, Time64, Timestamp (any unit and time zone), Utf8/LargeUtf8/Utf8View, \
@@ -293,6 +293,12 @@ impl Transform {
             return Err(TransformError::InvalidParameter {
                 transform: *self,
                 reason: "the parameter must be greater than 0".to_string(),
+            });
+        }
+        if n > MAX_PARAM {
+            return Err(TransformError::InvalidParameter {
+                transform: *self,
+                reason: format!("the parameter must be at most {MAX_PARAM} (Iceberg stores it as a 32-bit int)"),
             });
         }
         Ok(())

@@ -256,9 +256,14 @@ mod tests {
         assert_eq!(&out, &expected);
 
         // W wider than the type: everything non-negative collapses to 0.
-        let out = trunc(u32::MAX, Arc::new(Int32Array::from(vec![0, i32::MAX])));
-        let expected: ArrayRef = Arc::new(Int32Array::from(vec![0, 0]));
+        let out = trunc(i32::MAX as u32, Arc::new(Int16Array::from(vec![0, i16::MAX])));
+        let expected: ArrayRef = Arc::new(Int16Array::from(vec![0, 0]));
         assert_eq!(&out, &expected);
+        // W beyond Iceberg's 32-bit int is no transform at all.
+        let err = Transform::Truncate(u32::MAX)
+            .apply(&(Arc::new(Int32Array::from(vec![0])) as ArrayRef))
+            .unwrap_err();
+        assert!(err.to_string().contains("at most 2147483647"), "{err}");
     }
 
     #[test]
