@@ -54,17 +54,24 @@ impl std::fmt::Debug for Warehouse {
     }
 }
 
-/// Table names become directory names: keep them to a safe alphabet, and
-/// away from the names of the warehouse's own files (`<name>.location`).
-pub fn check_table_name(name: &str) -> Result<()> {
+/// A name that becomes a directory name: letters, digits, `_`, `-`, `.`,
+/// not starting with `.`.
+fn check_directory_name(what: &str, name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && !name.starts_with('.')
         && name
             .chars()
             .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.');
     if !ok {
-        return invalid!("invalid table name {name:?}: use letters, digits, '_', '-' or '.'");
+        return invalid!("invalid {what} name {name:?}: use letters, digits, '_', '-' or '.'");
     }
+    Ok(())
+}
+
+/// Table names become directory names: keep them to a safe alphabet, and
+/// away from the names of the warehouse's own files (`<name>.location`).
+pub fn check_table_name(name: &str) -> Result<()> {
+    check_directory_name("table", name)?;
     if name.to_ascii_lowercase().ends_with(LINK_SUFFIX) {
         return invalid!("invalid table name {name:?}: names ending in {LINK_SUFFIX:?} are the warehouse's own files");
     }
@@ -78,14 +85,7 @@ pub fn check_table_name(name: &str) -> Result<()> {
 
 /// Namespace names become directory names `<name>.db`: the alphabet of table names.
 pub fn check_namespace_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.');
-    if !ok {
-        return invalid!("invalid schema name {name:?}: use letters, digits, '_', '-' or '.'");
-    }
+    check_directory_name("schema", name)?;
     if name.eq_ignore_ascii_case("information_schema") {
         return invalid!("invalid schema name {name:?}: it is DataFusion's own schema");
     }
