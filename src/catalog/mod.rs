@@ -5,6 +5,7 @@ pub mod metadata_tables;
 pub mod read_only;
 pub mod schema;
 pub mod show_create;
+pub mod time_travel;
 pub mod warehouse;
 
 pub use schema::WarehouseSchema;

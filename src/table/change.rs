@@ -33,6 +33,7 @@ use crate::manifest::{DataFile, read_manifest, write_manifest, write_manifest_ba
 use crate::provider::planning::PlannedFile;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
 use crate::store::TableLocation;
+use crate::table::pending::Pending;
 
 /// What kind of statement made a snapshot (recorded as its `operation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +90,9 @@ pub struct Change {
     pub added_rows: u64,
     pub removed_rows: u64,
     pub scope: ConflictScope,
+    /// Keeps the manifests this change writes from orphan removal until it
+    /// is committed or dropped (see `table::pending`).
+    pub pending: Pending,
 }
 
 impl Change {
@@ -104,6 +108,7 @@ impl Change {
             added_rows: 0,
             removed_rows: 0,
             scope: ConflictScope::Nothing,
+            pending: Pending::start(),
         }
     }
 
@@ -120,6 +125,13 @@ impl Change {
             .filter(|m| !self.replaced.contains(&m.path))
             .collect();
         manifests.extend(self.added.iter().cloned());
+        let mut listed = HashSet::with_capacity(manifests.len());
+        if let Some(twice) = manifests.iter().find(|m| !listed.insert(m.path.as_str())) {
+            return Err(Error::Invalid(format!(
+                "the commit to {table} would list manifest {} twice (its files would be read twice); nothing was committed",
+                twice.path
+            )));
+        }
         let total_rows: u64 = manifests.iter().map(|m| m.record_count).sum();
         let total_files: u64 = manifests.iter().map(|m| m.file_count).sum();
         let now = Utc::now().timestamp_millis();
@@ -145,7 +157,7 @@ impl Change {
             manifests,
             table_spec_id: Some(md.current_spec_id),
         });
-        next.current_snapshot_id = Some(self.snapshot_id);
+        next.set_current_snapshot(self.snapshot_id, now);
         next.last_sequence_number = sequence_number;
         next.last_updated_ms = now;
         Ok(next)
