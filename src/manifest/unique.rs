@@ -6,7 +6,7 @@
 //!
 //! Planning checks the files it selected (a duplicate the filters prune
 //! cannot change the answer); a manifest being written checks its own rows.
-//! One hash-set probe per selected file (see BENCHMARKS.md).
+//! One hash-map probe per selected file (its cost: BENCHMARKS.md).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -67,4 +67,37 @@ pub fn check_batch_lists_once(batch: &RecordBatch) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot() -> Snapshot {
+        Snapshot {
+            snapshot_id: 7,
+            parent_snapshot_id: None,
+            sequence_number: 1,
+            timestamp_ms: 0,
+            operation: "append".into(),
+            summary: Default::default(),
+            manifests: vec![],
+            table_spec_id: None,
+        }
+    }
+
+    #[test]
+    fn a_file_listed_twice_is_named() {
+        let root = Path::from("wh/t");
+        let paths: Vec<(Path, usize)> = (0..1000)
+            .map(|i| (Path::from(format!("wh/t/data/p={}/{i}.parquet", i % 7)), i / 100))
+            .collect();
+        check_listed_once(paths.iter().map(|(p, m)| (p, *m)), &snapshot(), &root).unwrap();
+        let mut twice = paths.clone();
+        twice.push((Path::from("wh/t/data/p=3/500.parquet"), 3));
+        let e = check_listed_once(twice.iter().map(|(p, m)| (p, *m)), &snapshot(), &root)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lists data file data/p=3/500.parquet twice"), "{e}");
+    }
 }
