@@ -25,6 +25,7 @@ use datafusion::prelude::SessionContext;
 use hidden_partitions::Warehouse;
 use hidden_partitions::expr::{evaluate, project_inclusive};
 use hidden_partitions::manifest::format::PARTITION;
+use hidden_partitions::manifest::unique::check_listed_once;
 use hidden_partitions::manifest::{ColumnStats, DataFile, read_manifest};
 use hidden_partitions::provider::planning::{plan_files, source_predicate, stats_pruning_predicate};
 use hidden_partitions::store::TableLocation;
@@ -97,6 +98,7 @@ fn entries(start: usize, n: usize) -> Vec<DataFile> {
                         max: Some(ScalarValue::TimestampMicrosecond(Some(ts_lo + DAY_MICROS - 1), None)),
                     },
                 ],
+                pending: None,
             }
         })
         .collect()
@@ -164,7 +166,29 @@ async fn plan_child(dir: &str) {
         warm = warm.min(start.elapsed().as_secs_f64());
         assert_eq!(again.selected(), plan.selected());
     }
-    println!("{} {} {secs} {before} {hwm} {warm}", plan.selected(), plan.total());
+    // Every file selected (no filter, as `SELECT count(*)` plans): the
+    // duplicate-file check's share of warm planning (best of 5 each).
+    let (mut full, mut check) = (f64::MAX, f64::MAX);
+    let snapshot = md.current_snapshot().unwrap();
+    for _ in 0..5 {
+        let start = Instant::now();
+        let all = plan_files(&location, &md, Some(snapshot), &[], None).await.unwrap();
+        full = full.min(start.elapsed().as_secs_f64());
+        assert_eq!(all.selected(), all.total());
+        let start = Instant::now();
+        check_listed_once(
+            all.files.iter().map(|f| (&f.path, f.manifest)),
+            snapshot,
+            &location.root,
+        )
+        .unwrap();
+        check = check.min(start.elapsed().as_secs_f64());
+    }
+    println!(
+        "{} {} {secs} {before} {hwm} {warm} {full} {check}",
+        plan.selected(),
+        plan.total()
+    );
 }
 
 #[tokio::main]
@@ -179,6 +203,7 @@ async fn main() {
         "| files | vectorized evaluation | row-by-row baseline | speed-up | end-to-end planning (read + prune) | warm (cached) | peak memory of planning |"
     );
     println!("|---|---|---|---|---|---|---|");
+    let mut checks = Vec::new();
     for &n in sizes {
         let dir = tempfile::tempdir().unwrap();
         let table = build(dir.path(), n).await;
@@ -251,6 +276,7 @@ async fn main() {
             parts[4].parse::<u64>().unwrap(),
             parts[5].parse::<f64>().unwrap(),
         );
+        checks.push((n, parts[6].parse::<f64>().unwrap(), parts[7].parse::<f64>().unwrap()));
         assert_eq!(
             selected.parse::<usize>().unwrap(),
             kept,
@@ -265,6 +291,17 @@ async fn main() {
             secs * 1e3,
             warm * 1e3,
             hwm as f64 / 1024.0
+        );
+    }
+    println!();
+    println!("| files | warm planning, every file selected | of which the duplicate-file check | share |");
+    println!("|---|---|---|---|");
+    for (n, full, check) in checks {
+        println!(
+            "| {n} | {:.1} ms | {:.2} ms | {:.1} % |",
+            full * 1e3,
+            check * 1e3,
+            100.0 * check / full
         );
     }
 }

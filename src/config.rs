@@ -6,6 +6,7 @@
 //! | `hidden_partitions.allow_non_empty_location` | `false` | let `CREATE TABLE … LOCATION` use a directory that already holds other files |
 //! | `hidden_partitions.partition_overwrite_mode` | `static` | `INSERT OVERWRITE` replaces the whole table (`static`) or only the partitions its rows fall into (`dynamic`) |
 //! | `hidden_partitions.write_buffer_size`      | 256 MiB | rows an INSERT buffers before writing out the largest partitions (also bounded by `datafusion.runtime.memory_limit`) |
+//! | `hidden_partitions.no_concurrent_writers`  | `false` | the user knows no other statement writes to the table: `remove_orphan_files` may take a threshold under 24 hours |
 
 use datafusion::common::config::ConfigExtension;
 use datafusion::common::extensions_options;
@@ -25,6 +26,10 @@ extensions_options! {
         /// `static`: INSERT OVERWRITE replaces the whole table; `dynamic`:
         /// only the partitions (of the current spec) its rows fall into.
         pub partition_overwrite_mode: String, default = "static".to_string()
+        /// The user vouches that no other statement (of this or another
+        /// process) writes to the tables this session maintains: lets
+        /// `remove_orphan_files` take a `retention_threshold` under 24 hours.
+        pub no_concurrent_writers: bool, default = false
     }
 }
 

@@ -6,6 +6,7 @@ pub mod namespace;
 pub mod read_only;
 pub mod schema;
 pub mod show_create;
+pub mod time_travel;
 pub mod warehouse;
 
 pub use schema::WarehouseSchema;

@@ -25,6 +25,9 @@ pub struct DataFile {
     /// The serialized (protocol string) form of each partition value.
     pub partition_strings: Vec<Option<String>>,
     pub column_stats: Vec<ColumnStats>,
+    /// Set on files this process wrote and has not committed yet: while it
+    /// lives, orphan removal keeps the file (see `table::pending`).
+    pub pending: Option<crate::table::pending::Pending>,
 }
 
 impl AsRef<DataFile> for DataFile {

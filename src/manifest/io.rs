@@ -38,6 +38,7 @@ pub async fn write_manifest_batch(
     batch: &RecordBatch,
     snapshot_id: i64,
 ) -> Result<ManifestFile> {
+    super::unique::check_batch_lists_once(batch)?;
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .build();
@@ -45,7 +46,8 @@ pub async fn write_manifest_batch(
     let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
     writer.write(batch)?;
     writer.close()?;
-    let name = format!("{}-m.parquet", uuid::Uuid::new_v4());
+    // `<table prefix>-<uuid>-m.parquet`: a fresh name no other writer uses.
+    let name = format!("{}-m.parquet", location.fresh_name());
     let rel = TableLocation::stored_path(["metadata", name.as_str()]);
     let length = buf.len() as u64;
     // A fresh UUID name: a plain put (no store needs conditional writes for it).

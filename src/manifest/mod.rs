@@ -6,6 +6,7 @@ pub mod format;
 pub mod io;
 pub mod source;
 pub mod stats;
+pub mod unique;
 
 pub use entry::{ColumnStats, DataFile};
 pub use io::{read_manifest, write_manifest, write_manifest_batch};

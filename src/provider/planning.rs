@@ -284,6 +284,12 @@ pub async fn plan_files(
             });
         }
     }
+    // A file listed twice would be read twice (and rewritten twice).
+    crate::manifest::unique::check_listed_once(
+        plan.files.iter().map(|f| (&f.path, f.manifest)),
+        snapshot,
+        &location.root,
+    )?;
     Ok(plan)
 }
 

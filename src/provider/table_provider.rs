@@ -81,8 +81,8 @@ impl HiddenPartitionsTable {
     }
 
     /// The table as of a snapshot: `@<snapshot id>`, `@<tag>`, or `@<timestamp>` (the
-    /// last snapshot committed at or before it, e.g. `2024-05-01T12:00:00Z`
-    /// or `2024-05-01 12:00:00` in UTC).
+    /// snapshot current then, see `catalog::time_travel`, e.g.
+    /// `2024-05-01T12:00:00Z` or `2024-05-01 12:00:00` in UTC).
     pub fn at(mut self, selector: &str) -> crate::error::Result<Self> {
         let md = &self.version.metadata;
         let snapshot = if let Ok(id) = selector.parse::<i64>() {
@@ -102,27 +102,7 @@ impl HiddenPartitionsTable {
                         self.table.name
                     ))
                 })?;
-            md.snapshots
-                .iter()
-                .filter(|s| s.timestamp_ms <= ts)
-                .max_by_key(|s| (s.timestamp_ms, s.sequence_number))
-                .map(|s| s.snapshot_id)
-                .ok_or_else(|| {
-                    let oldest = md.snapshots.iter().map(|s| s.timestamp_ms).min();
-                    let oldest = oldest
-                        .and_then(chrono::DateTime::from_timestamp_millis)
-                        .map(|t| {
-                            format!(
-                                " (the oldest live snapshot is from {}; older ones were expired or never existed)",
-                                t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-                            )
-                        })
-                        .unwrap_or_default();
-                    crate::error::Error::Invalid(format!(
-                        "table {} has no snapshot at or before {selector}{oldest}",
-                        self.table.name
-                    ))
-                })?
+            crate::catalog::time_travel::snapshot_at(md, &self.table.name, selector, ts)?
         };
         self.as_of = Some(snapshot);
         // Read the snapshot with the schema that was current when it was

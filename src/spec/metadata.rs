@@ -43,6 +43,47 @@ pub struct TableMetadata {
     /// snapshot, and snapshot expiry keeps tagged snapshots.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub refs: BTreeMap<String, SnapshotRef>,
+    /// The start of every data file and manifest name this table's writers
+    /// produce (`<prefix>-<uuid>.parquet`, `<prefix>-<uuid>-m.parquet`), so
+    /// orphan removal can tell them from look-alikes. Absent in tables
+    /// created before it was recorded.
+    #[serde(rename = "file-prefix", default, skip_serializing_if = "Option::is_none")]
+    pub file_prefix: Option<String>,
+    /// When the table was created (ms since the epoch): nothing older is its
+    /// file. Absent in tables created before it was recorded.
+    #[serde(rename = "created-ms", default, skip_serializing_if = "Option::is_none")]
+    pub created_ms: Option<i64>,
+    /// Every time the current snapshot changed, in commit order: which
+    /// snapshot became current when. Entries stay when their snapshot is
+    /// expired, so time travel into that period is an error, not an older
+    /// snapshot. Absent (empty) in tables written before it was recorded.
+    #[serde(rename = "snapshot-log", default, skip_serializing_if = "Vec::is_empty")]
+    pub snapshot_log: Vec<SnapshotLogEntry>,
+}
+
+/// One change of the current snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotLogEntry {
+    #[serde(rename = "timestamp-ms")]
+    pub timestamp_ms: i64,
+    #[serde(rename = "snapshot-id")]
+    pub snapshot_id: i64,
+}
+
+/// The file-name prefix of a table with id `table_uuid`: the uuid's first
+/// group (8 lower-case hex digits), so that every handle bound to the table
+/// names files alike without reading its metadata.
+pub fn file_prefix_of(table_uuid: &str) -> String {
+    let head = table_uuid.split('-').next().unwrap_or_default();
+    if head.len() == 8 && head.bytes().all(|b| b.is_ascii_hexdigit()) {
+        head.to_ascii_lowercase()
+    } else {
+        // Not a v4 uuid as we write them (a foreign table's): hex of its hash.
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        table_uuid.hash(&mut h);
+        format!("{:08x}", h.finish() as u32)
+    }
 }
 
 /// A named reference to a snapshot.
@@ -130,6 +171,29 @@ impl TableMetadata {
 
     pub fn snapshot(&self, id: i64) -> Option<&Snapshot> {
         self.snapshots.iter().find(|s| s.snapshot_id == id)
+    }
+
+    /// Make snapshot `id` the current one as of `timestamp_ms`, and log it.
+    pub fn set_current_snapshot(&mut self, id: i64, timestamp_ms: i64) {
+        self.current_snapshot_id = Some(id);
+        self.snapshot_log.push(SnapshotLogEntry {
+            timestamp_ms,
+            snapshot_id: id,
+        });
+    }
+
+    /// Collapse each run of log entries whose snapshots are gone into its
+    /// first entry (after `expire_snapshots`): the periods of live snapshots
+    /// stay exact, and the log grows with live snapshots only.
+    pub fn compact_snapshot_log(&mut self) {
+        let live: std::collections::HashSet<i64> = self.snapshots.iter().map(|s| s.snapshot_id).collect();
+        let mut previous_gone = false;
+        self.snapshot_log.retain(|e| {
+            let gone = !live.contains(&e.snapshot_id);
+            let keep = !(gone && previous_gone);
+            previous_gone = gone;
+            keep
+        });
     }
 
     pub fn from_json(bytes: &[u8]) -> Result<TableMetadata> {

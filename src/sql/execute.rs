@@ -414,7 +414,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     };
     // CREATE … AS SELECT writes its data files first and commits them with
     // the table, so the table appears (or is replaced) with its rows at once.
-    let location = plan.location.clone();
+    let location = plan.location.clone().with_file_prefix(metadata.file_prefix.clone());
     let mut written = Vec::new();
     let mut manifest = None;
     if is_ctas {
@@ -504,7 +504,8 @@ async fn execute_procedure(
         }
         "remove_orphan_files" => {
             let retention = crate::table::expire::parse_retention(&arg("retention_threshold", "7d")?)?;
-            let n = crate::table::orphans::remove_orphans(&provider.table().location, provider.metadata(), retention)
+            let no_writers = crate::config::options(&ctx.state()).no_concurrent_writers;
+            let n = crate::table::orphans::remove_orphans(provider.table(), provider.metadata(), retention, no_writers)
                 .await?;
             vec![("deleted_files", n)]
         }

@@ -46,6 +46,9 @@ pub struct TableLocation {
     /// The storage options the store was built with (carried to Ballista
     /// executors, which build their own store from them).
     pub options: StorageOptions,
+    /// The table's file-name prefix (see `TableMetadata::file_prefix`): every
+    /// data file and manifest written through this location starts with it.
+    pub file_prefix: Option<String>,
 }
 
 impl fmt::Debug for TableLocation {
@@ -66,6 +69,22 @@ impl TableLocation {
             requests: None,
             manifest_source: None,
             options: StorageOptions::default(),
+            file_prefix: None,
+        }
+    }
+
+    /// Name new files with the table's prefix (see [`TableLocation::fresh_name`]).
+    pub fn with_file_prefix(mut self, prefix: Option<String>) -> Self {
+        self.file_prefix = prefix;
+        self
+    }
+
+    /// A name for a new file of the table, without its extension:
+    /// `<file prefix>-<uuid>`, or a bare uuid when the table has no prefix.
+    pub fn fresh_name(&self) -> String {
+        match &self.file_prefix {
+            Some(prefix) => format!("{prefix}-{}", uuid::Uuid::new_v4()),
+            None => uuid::Uuid::new_v4().to_string(),
         }
     }
 

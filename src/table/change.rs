@@ -33,6 +33,7 @@ use crate::manifest::{DataFile, read_manifest, write_manifest, write_manifest_ba
 use crate::provider::planning::PlannedFile;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
 use crate::store::TableLocation;
+use crate::table::pending::Pending;
 
 /// What kind of statement made a snapshot (recorded as its `operation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +90,12 @@ pub struct Change {
     pub added_rows: u64,
     pub removed_rows: u64,
     pub scope: ConflictScope,
+    /// Keeps the manifests this change writes from orphan removal until it
+    /// is committed or dropped (see `table::pending`).
+    pub pending: Pending,
+    /// Every data file the added manifests list (survivors and new files):
+    /// a change never lists one twice.
+    listed: HashSet<String>,
 }
 
 impl Change {
@@ -104,6 +111,8 @@ impl Change {
             added_rows: 0,
             removed_rows: 0,
             scope: ConflictScope::Nothing,
+            pending: Pending::start(),
+            listed: HashSet::new(),
         }
     }
 
@@ -120,6 +129,13 @@ impl Change {
             .filter(|m| !self.replaced.contains(&m.path))
             .collect();
         manifests.extend(self.added.iter().cloned());
+        let mut listed = HashSet::with_capacity(manifests.len());
+        if let Some(twice) = manifests.iter().find(|m| !listed.insert(m.path.as_str())) {
+            return Err(Error::Invalid(format!(
+                "the commit to {table} would list manifest {} twice (its files would be read twice); nothing was committed",
+                twice.path
+            )));
+        }
         let total_rows: u64 = manifests.iter().map(|m| m.record_count).sum();
         let total_files: u64 = manifests.iter().map(|m| m.file_count).sum();
         let now = Utc::now().timestamp_millis();
@@ -145,7 +161,7 @@ impl Change {
             manifests,
             table_spec_id: Some(md.current_spec_id),
         });
-        next.current_snapshot_id = Some(self.snapshot_id);
+        next.set_current_snapshot(self.snapshot_id, now);
         next.last_sequence_number = sequence_number;
         next.last_updated_ms = now;
         Ok(next)
@@ -245,6 +261,9 @@ impl Change {
                 })
                 .collect::<Result<BooleanArray>>()?;
             let survivors = filter_record_batch(&batch, &keep)?;
+            if let Some(paths) = survivors.column_by_name(PATH) {
+                self.list(location, paths.as_string::<i32>().iter().flatten())?;
+            }
             self.replaced.insert(manifest.path.clone());
             if survivors.num_rows() > 0 {
                 let rewritten = write_manifest_batch(location, spec, &survivors, self.snapshot_id).await?;
@@ -259,10 +278,25 @@ impl Change {
         if files.is_empty() {
             return Ok(());
         }
+        self.list(location, files.iter().map(|f| f.path.as_str()))?;
         self.added_files += files.len() as u64;
         self.added_rows += files.iter().map(|f| f.record_count).sum::<u64>();
         self.added
             .push(write_manifest(location, spec, files, self.snapshot_id).await?);
+        Ok(())
+    }
+
+    /// Record data files the change's manifests will list; one already
+    /// listed is an error (the snapshot would read it twice).
+    fn list<'a>(&mut self, location: &TableLocation, paths: impl Iterator<Item = &'a str>) -> Result<()> {
+        for path in paths {
+            if !self.listed.insert(path.to_string()) {
+                return Err(Error::Invalid(format!(
+                    "the change to the table at {} would list data file {path} twice (its rows would be read twice); nothing was committed",
+                    location.url()
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -313,5 +347,49 @@ fn conflict(table: &str, detail: &str) -> Error {
     Error::WriteConflict {
         table: table.to_string(),
         detail: detail.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::execution::object_store::ObjectStoreUrl;
+
+    use super::*;
+
+    #[test]
+    fn a_change_never_lists_a_file_or_a_manifest_twice() {
+        let location = TableLocation::new(
+            Arc::new(object_store::memory::InMemory::new()),
+            ObjectStoreUrl::parse("memory://").unwrap(),
+            Path::from("t"),
+        );
+        let mut change = Change::new(Operation::Delete, None);
+        change
+            .list(&location, ["data/a.parquet", "data/b.parquet"].into_iter())
+            .unwrap();
+        let e = change
+            .list(&location, ["data/a.parquet"].into_iter())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("would list data file data/a.parquet twice"), "{e}");
+
+        let schema = Schema::new(vec![Field::new("x", DataType::Int32, true)]);
+        let md = crate::table::Table::initial_metadata(&schema, &[]).unwrap();
+        let manifest = ManifestFile {
+            path: "metadata/x-m.parquet".into(),
+            length: 1,
+            spec_id: 0,
+            added_snapshot_id: 1,
+            file_count: 1,
+            record_count: 1,
+            partitions: vec![],
+        };
+        let mut change = Change::new(Operation::Append, None);
+        change.added = vec![manifest.clone(), manifest];
+        let e = change.apply(&md, "t").unwrap_err().to_string();
+        assert!(e.contains("would list manifest metadata/x-m.parquet twice"), "{e}");
     }
 }

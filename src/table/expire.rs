@@ -10,7 +10,8 @@
 //! | older                                     | expired              |
 //!
 //! The commit removes the expired snapshots from the metadata (time travel
-//! to them is then a clear error). Only after it succeeded are files
+//! to them, by id or by a time when they were current, is then a clear
+//! error; see `catalog::time_travel`). Only after it succeeded are files
 //! deleted: manifests no remaining snapshot lists, and data files that only
 //! such manifests listed — never a file a remaining snapshot can read.
 
@@ -34,32 +35,36 @@ pub struct Expired {
 }
 
 /// The snapshots of `md` that `retention` lets expire at `now_ms`.
-fn expiring(md: &TableMetadata, retention: Duration, now_ms: i64) -> BTreeSet<i64> {
-    let cutoff = now_ms - retention.as_millis() as i64;
+fn expiring(md: &TableMetadata, retention: Duration, now_ms: i64) -> Result<BTreeSet<i64>> {
+    let cutoff = cutoff_ms(now_ms, retention)?;
     let tagged: HashSet<i64> = md.refs.values().map(|r| r.snapshot_id).collect();
-    md.snapshots
+    Ok(md
+        .snapshots
         .iter()
         .filter(|s| Some(s.snapshot_id) != md.current_snapshot_id)
         .filter(|s| !tagged.contains(&s.snapshot_id))
         .filter(|s| s.timestamp_ms < cutoff)
         .map(|s| s.snapshot_id)
-        .collect()
+        .collect())
 }
 
 /// Expire the snapshots of `table` older than `retention`.
 pub async fn expire_snapshots(table: &Table, retention: Duration) -> Result<Expired> {
     let now = Utc::now().timestamp_millis();
-    if expiring(&table.load_bound().await?.metadata, retention, now).is_empty() {
+    if expiring(&table.load_bound().await?.metadata, retention, now)?.is_empty() {
         return Ok(Expired::default());
     }
     let mut expired_ids = BTreeSet::new();
     let mut before: Option<TableMetadata> = None;
     let committed = table
         .commit(|md| {
-            expired_ids = expiring(md, retention, now);
+            expired_ids = expiring(md, retention, now)?;
             before = Some(md.clone());
             let mut next = md.clone();
             next.snapshots.retain(|s| !expired_ids.contains(&s.snapshot_id));
+            // The log keeps when the expired snapshots were current, so time
+            // travel into those periods is an error, not an older snapshot.
+            next.compact_snapshot_log();
             Ok(next)
         })
         .await?;
@@ -94,7 +99,12 @@ pub async fn expire_snapshots(table: &Table, retention: Duration) -> Result<Expi
     Ok(result)
 }
 
-/// `'7d'`, `'12h'`, `'30m'`, `'45s'`, `'0s'` → a duration (no negative).
+/// The longest retention threshold accepted: 100 years, far beyond any
+/// file's age, and small enough that `now - threshold` never overflows.
+pub const MAX_RETENTION: Duration = Duration::from_secs(36_500 * 86_400);
+
+/// `'7d'`, `'12h'`, `'30m'`, `'45s'`, `'0s'` → a duration from 0s to
+/// [`MAX_RETENTION`] (checked arithmetic: no value wraps).
 pub fn parse_retention(text: &str) -> Result<Duration> {
     let t = text.trim();
     let bad = || {
@@ -102,20 +112,44 @@ pub fn parse_retention(text: &str) -> Result<Duration> {
             "retention_threshold {text:?} is not a duration such as '7d', '12h', '30m' or '45s' (and never negative)"
         ))
     };
+    let out_of_range = || {
+        Error::Invalid(format!(
+            "retention_threshold {text:?} is out of range: the accepted range is 0s to 36500d (100 years)"
+        ))
+    };
     let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
     if split == 0 {
         return Err(bad());
     }
     let (number, unit) = t.split_at(split);
-    let n: u64 = number.parse().map_err(|_| bad())?;
-    let seconds = match unit.trim().to_ascii_lowercase().as_str() {
-        "d" | "day" | "days" => n * 86_400,
-        "h" | "hour" | "hours" => n * 3_600,
-        "m" | "min" | "minute" | "minutes" => n * 60,
-        "s" | "sec" | "second" | "seconds" => n,
+    // All digits: parsing fails only when the number exceeds u64.
+    let n: u64 = number.parse().map_err(|_| out_of_range())?;
+    let unit_seconds: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "d" | "day" | "days" => 86_400,
+        "h" | "hour" | "hours" => 3_600,
+        "m" | "min" | "minute" | "minutes" => 60,
+        "s" | "sec" | "second" | "seconds" => 1,
         _ => return Err(bad()),
     };
-    Ok(Duration::from_secs(seconds))
+    let seconds = n.checked_mul(unit_seconds).ok_or_else(out_of_range)?;
+    let retention = Duration::from_secs(seconds);
+    if retention > MAX_RETENTION {
+        return Err(out_of_range());
+    }
+    Ok(retention)
+}
+
+/// `now_ms - retention` in milliseconds, or an error (never a wrapped value).
+pub fn cutoff_ms(now_ms: i64, retention: Duration) -> Result<i64> {
+    i64::try_from(retention.as_millis())
+        .ok()
+        .and_then(|r| now_ms.checked_sub(r))
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "retention_threshold of {}s is out of range: the accepted range is 0s to 36500d (100 years)",
+                retention.as_secs()
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -130,5 +164,22 @@ mod tests {
         for bad in ["-1d", "7", "d", "7 weeks", "", "1.5d"] {
             assert!(parse_retention(bad).is_err(), "{bad}");
         }
+        assert_eq!(parse_retention("36500d").unwrap(), MAX_RETENTION);
+        // Values that used to wrap (to a negative cutoff, or to ~17 hours).
+        for huge in [
+            "36501d",
+            "200000000000d",
+            "213503982334602d",
+            "100000000d",
+            "99999999999999999999999s",
+        ] {
+            let e = parse_retention(huge).unwrap_err().to_string();
+            assert!(
+                e.contains("retention_threshold") && e.contains("0s to 36500d"),
+                "{huge}: {e}"
+            );
+        }
+        assert!(cutoff_ms(i64::MIN + 10, MAX_RETENTION).is_err());
+        assert_eq!(cutoff_ms(10_000, Duration::from_secs(4)).unwrap(), 6_000);
     }
 }

@@ -13,6 +13,7 @@ pub mod merge;
 pub mod optimize;
 pub mod orphans;
 pub mod overwrite;
+pub mod pending;
 pub mod purge;
 pub mod retry;
 pub mod rewrite;
@@ -72,6 +73,8 @@ impl Table {
     /// This handle, bound to the table with `uuid` (see [`Table::uuid`]).
     pub fn bound(mut self, uuid: &str) -> Self {
         self.uuid = Some(uuid.to_string());
+        // Files written through this handle carry the table's prefix.
+        self.location.file_prefix = Some(crate::spec::metadata::file_prefix_of(uuid));
         self
     }
 
@@ -112,10 +115,15 @@ impl Table {
         let partition_spec = PartitionSpec { fields };
         partition_spec.validate(&schema)?;
         let last_partition_id = partition_spec.highest_field_id();
+        let table_uuid = uuid::Uuid::new_v4().to_string();
+        let now = Utc::now().timestamp_millis();
         Ok(TableMetadata {
             format_version: FORMAT_VERSION,
-            table_uuid: uuid::Uuid::new_v4().to_string(),
-            last_updated_ms: Utc::now().timestamp_millis(),
+            file_prefix: Some(crate::spec::metadata::file_prefix_of(&table_uuid)),
+            created_ms: Some(now),
+            snapshot_log: Vec::new(),
+            table_uuid,
+            last_updated_ms: now,
             last_sequence_number: 0,
             last_column_id: schema.highest_field_id(),
             last_partition_id,
@@ -231,7 +239,7 @@ pub fn with_appended(
         manifests,
         table_spec_id: Some(md.current_spec_id),
     });
-    next.current_snapshot_id = Some(snapshot_id);
+    next.set_current_snapshot(snapshot_id, now);
     next.last_sequence_number = sequence_number;
     next.last_updated_ms = now;
     next

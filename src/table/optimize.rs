@@ -31,6 +31,9 @@ use crate::table::writer::delete_files;
 /// Files below this size are compacted by default.
 pub const DEFAULT_THRESHOLD: u64 = 128 * 1024 * 1024;
 
+/// The largest `file_size_threshold` accepted: 1 PiB.
+pub const MAX_THRESHOLD: u64 = 1 << 50;
+
 /// `ALTER TABLE t EXECUTE optimize`.
 #[derive(Debug)]
 pub struct Optimize {
@@ -131,7 +134,14 @@ pub fn parse_size(text: &str) -> Result<u64> {
     if number <= 0.0 {
         return Err(Error::Invalid(format!("file_size_threshold {text:?} must be positive")));
     }
-    Ok((number * factor) as u64)
+    let bytes = number * factor;
+    // Checked, not saturated: 1 B to 1 PiB (as many bytes as f64 holds exactly).
+    if !(1.0..=MAX_THRESHOLD as f64).contains(&bytes) {
+        return Err(Error::Invalid(format!(
+            "file_size_threshold {text:?} is out of range: the accepted range is 1B to 1048576GB (1 PiB)"
+        )));
+    }
+    Ok(bytes as u64)
 }
 
 #[cfg(test)]
@@ -146,5 +156,13 @@ mod tests {
         assert!(parse_size("-1MB").is_err());
         assert!(parse_size("lots").is_err());
         assert!(parse_size("5 parsecs").is_err());
+        assert_eq!(parse_size("1048576GB").unwrap(), 1 << 50);
+        for huge in ["1048577GB", "99999999999999999999999999GB", "0.1B"] {
+            let e = parse_size(huge).unwrap_err().to_string();
+            assert!(
+                e.contains("file_size_threshold") && e.contains("1B to 1048576GB"),
+                "{huge}: {e}"
+            );
+        }
     }
 }

@@ -36,6 +36,7 @@ use crate::manifest::stats::StatsCollector;
 use crate::manifest::{ColumnStats, DataFile};
 use crate::spec::TableSpec;
 use crate::store::TableLocation;
+use crate::table::pending::Pending;
 use crate::transform::Transform;
 use crate::values;
 
@@ -125,6 +126,8 @@ pub struct PartitionedWriter {
     props: WriterProperties,
     in_flight: JoinSet<Result<(DataFile, usize)>>,
     written: Vec<DataFile>,
+    /// Registered before the first file is written; every file carries it.
+    pending: Pending,
 }
 
 impl PartitionedWriter {
@@ -174,6 +177,7 @@ impl PartitionedWriter {
             props,
             in_flight: JoinSet::new(),
             written: Vec::new(),
+            pending: Pending::start(),
         })
     }
 
@@ -376,13 +380,14 @@ impl PartitionedWriter {
             .map(|(f, af)| (f.id, af.data_type().clone()))
             .collect();
         let spec_id = self.spec.spec_id;
+        let pending = self.pending.clone();
         self.in_flight.spawn(async move {
             let bytes = buffer.bytes;
             let key = Arc::clone(&buffer.key);
             let encoded = tokio::task::spawn_blocking(move || encode(buffer.batches, schema, props, &fields))
                 .await
                 .map_err(|e| Error::Invalid(format!("writing a data file failed: {e}")))??;
-            let file = upload(&location, spec_id, encoded, &key).await?;
+            let file = upload(&location, spec_id, encoded, &key, pending).await?;
             Ok((file, bytes))
         });
         Ok(())
@@ -501,8 +506,15 @@ pub async fn delete_files(location: &TableLocation, files: &[DataFile]) {
 }
 
 /// Upload one encoded file and describe it for the manifest.
-async fn upload(location: &TableLocation, spec_id: i32, file: Encoded, key: &PartitionKey) -> Result<DataFile> {
-    let name = format!("{}.parquet", uuid::Uuid::new_v4());
+async fn upload(
+    location: &TableLocation,
+    spec_id: i32,
+    file: Encoded,
+    key: &PartitionKey,
+    pending: Pending,
+) -> Result<DataFile> {
+    // `<table prefix>-<uuid>.parquet`: a fresh name no other writer uses.
+    let name = format!("{}.parquet", location.fresh_name());
     let mut segments: Vec<&str> = vec!["data"];
     segments.extend(key.dirs.iter().map(String::as_str));
     segments.push(&name);
@@ -521,6 +533,7 @@ async fn upload(location: &TableLocation, spec_id: i32, file: Encoded, key: &Par
         partition: key.values.clone(),
         partition_strings: key.strings.clone(),
         column_stats: file.stats,
+        pending: Some(pending),
     })
 }
 

@@ -244,6 +244,7 @@ pub fn convert(log: &LogSnapshot, table: &str) -> Result<Converted> {
                     .collect(),
                 partition: values.clone(),
                 column_stats: stats.columns,
+                pending: None,
             },
             known_null_counts: stats.known_null_counts,
         });

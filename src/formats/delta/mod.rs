@@ -66,6 +66,10 @@ async fn open_version(name: &str, location: TableLocation, version: Option<u64>)
     let version = log.version as i64;
     let metadata = TableMetadata {
         format_version: crate::spec::metadata::FORMAT_VERSION,
+        // Read-only here: never written, never cleaned by us.
+        file_prefix: None,
+        created_ms: None,
+        snapshot_log: Vec::new(),
         table_uuid: log.table_id.clone(),
         last_updated_ms: log.timestamp_ms,
         last_sequence_number: version,

@@ -321,6 +321,7 @@ impl IcebergManifests {
                     partition: typed,
                     partition_strings: strings,
                     column_stats,
+                    pending: None,
                 },
                 known_null_counts: known,
             });

@@ -233,6 +233,10 @@ fn our_metadata(
         .collect();
     Ok(TableMetadata {
         format_version: crate::spec::metadata::FORMAT_VERSION,
+        // Read-only here: never written, never cleaned by us.
+        file_prefix: None,
+        created_ms: None,
+        snapshot_log: Vec::new(),
         table_uuid: md.table_uuid.clone(),
         last_updated_ms: md.last_updated_ms,
         last_sequence_number: md.snapshots.iter().map(|s| s.sequence_number).max().unwrap_or(0),

@@ -1,0 +1,103 @@
+//! Every data file is listed once in a snapshot. A file listed twice (in
+//! one manifest, in two, or in a manifest the snapshot lists twice) would be
+//! read twice — `count(*)` doubling its rows — and a rewrite would make the
+//! copies permanent, so such a snapshot is refused by every reader and
+//! writer, and no writer produces one.
+//!
+//! Planning checks the files it selected (a duplicate the filters prune
+//! cannot change the answer); a manifest being written checks its own rows.
+//! One hash-map probe per selected file (its cost: BENCHMARKS.md).
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use object_store::path::Path;
+
+use super::format::PATH;
+use crate::error::{Error, Result};
+use crate::spec::Snapshot;
+
+/// `files` (path, index of its manifest in `snapshot`'s list) name every
+/// data file once. `root`: the table's root, for the message.
+pub fn check_listed_once<'a>(
+    files: impl ExactSizeIterator<Item = (&'a Path, usize)>,
+    snapshot: &Snapshot,
+    root: &Path,
+) -> Result<()> {
+    let mut seen: HashMap<&Path, usize> = HashMap::with_capacity(files.len());
+    for (path, manifest) in files {
+        match seen.entry(path) {
+            Entry::Vacant(v) => {
+                v.insert(manifest);
+            }
+            Entry::Occupied(o) => {
+                let name = |i: usize| snapshot.manifests.get(i).map_or("?", |m| m.path.as_str());
+                let (first, second) = (name(*o.get()), name(manifest));
+                let place = if first == second {
+                    format!("manifest {first}, listed twice")
+                } else {
+                    format!("manifests {first} and {second}")
+                };
+                let relative = path
+                    .prefix_match(root)
+                    .map(|parts| parts.map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/"))
+                    .unwrap_or_else(|| path.to_string());
+                return Err(Error::Format(format!(
+                    "snapshot {} lists data file {relative} twice ({place}): its rows would be read twice; the table's metadata is inconsistent, so it is neither read nor changed",
+                    snapshot.snapshot_id
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A manifest batch about to be written names every data file once.
+pub fn check_batch_lists_once(batch: &RecordBatch) -> Result<()> {
+    let Some(paths) = batch.column_by_name(PATH).map(|c| c.as_string::<i32>()) else {
+        return Ok(());
+    };
+    let mut seen = std::collections::HashSet::with_capacity(paths.len());
+    for path in paths.iter().flatten() {
+        if !seen.insert(path) {
+            return Err(Error::Invalid(format!(
+                "a new manifest would list data file {path} twice; nothing was written"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot() -> Snapshot {
+        Snapshot {
+            snapshot_id: 7,
+            parent_snapshot_id: None,
+            sequence_number: 1,
+            timestamp_ms: 0,
+            operation: "append".into(),
+            summary: Default::default(),
+            manifests: vec![],
+            table_spec_id: None,
+        }
+    }
+
+    #[test]
+    fn a_file_listed_twice_is_named() {
+        let root = Path::from("wh/t");
+        let paths: Vec<(Path, usize)> = (0..1000)
+            .map(|i| (Path::from(format!("wh/t/data/p={}/{i}.parquet", i % 7)), i / 100))
+            .collect();
+        check_listed_once(paths.iter().map(|(p, m)| (p, *m)), &snapshot(), &root).unwrap();
+        let mut twice = paths.clone();
+        twice.push((Path::from("wh/t/data/p=3/500.parquet"), 3));
+        let e = check_listed_once(twice.iter().map(|(p, m)| (p, *m)), &snapshot(), &root)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lists data file data/p=3/500.parquet twice"), "{e}");
+    }
+}
