@@ -327,6 +327,7 @@ async fn every_request_of_every_write_can_fail() {
         let after = state(dir.path(), scenario.table).await;
         let after_csv = state_by_process(dir.path(), scenario.table);
         assert_ne!(before, after, "{}: the statement changes nothing", scenario.name);
+        let mut late_versions = 0;
 
         for (&kind, &n) in &requests {
             for k in 1..=n {
@@ -359,6 +360,7 @@ async fn every_request_of_every_write_can_fail() {
                         assert_eq!(now, after, "{what}: succeeded but the table is the old one");
                     }
                     if let Some(path) = landed_late.filter(|p| p.as_ref().ends_with(".metadata.json")) {
+                        late_versions += 1;
                         // The version landed after the writer gave up on it:
                         // the writer must have said so and kept its files.
                         assert_eq!(now, after, "{what}: {path} landed late, yet the table is the old one");
@@ -384,6 +386,7 @@ async fn every_request_of_every_write_can_fail() {
                 }
             }
         }
+        assert!(late_versions > 0, "{}: no version write landed late", scenario.name);
     }
     println!("{runs} faults injected");
     assert!(runs > 100, "only {runs} faults fired");

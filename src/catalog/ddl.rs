@@ -287,7 +287,9 @@ impl WarehouseSchema {
         };
         // Not registered: end the new table again, so nothing is left behind.
         let ended = match plan.location.drop_table().await {
-            Ok(Some((_, new))) => purge(&plan.location, &new.metadata, new.version).await.map(|_| ()),
+            Ok(Some((_, new))) => purge(&plan.location, &new.metadata, new.version)
+                .await
+                .map(|_| remove_empty_dirs(&plan.location)),
             Ok(None) => Ok(()),
             Err(e) => Err(e),
         };

@@ -414,7 +414,10 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     };
     match created {
         Created::New { replaced } => {
+            let location = plan.location.clone();
             ws.finish_create(plan, replaced).await?;
+            // Best effort: leftovers' markers only cost a LIST later.
+            let _ = crate::table::creation::forget_abandoned(&location).await;
         }
         Created::Existed => {}
     }

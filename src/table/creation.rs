@@ -24,8 +24,9 @@
 //! 2. it lists the markers again: one that appeared meanwhile protects the
 //!    files that may be its own (each creation writes its marker first);
 //! 3. it deletes nothing when a table committed at the location meanwhile;
-//! 4. it deletes the files, then the marker, then the claim — and a
-//!    creator checks after winning its claim that its marker is still there.
+//! 4. it deletes the files; the marker, then the claim, only once a table
+//!    has committed at the location — and a creator checks after winning
+//!    its claim that its marker is still there.
 //!
 //! A creator whose claim fails starts its statement over (without cleaning).
 //! A creator killed between its `commit` claim and its commit leaves files
@@ -43,7 +44,7 @@ use crate::spec::TableMetadata;
 use crate::store::TableLocation;
 use crate::store::commit::VersionDoc;
 use crate::table::orphans::find_orphans;
-use crate::table::purge::{delete_all, remove_empty_dirs};
+use crate::table::purge::delete_all;
 
 const MARKER: &str = "creating-";
 const COMMIT: &str = "commit";
@@ -201,12 +202,21 @@ pub async fn first_foreign_file(location: &TableLocation) -> Result<Option<Path>
         explained.extend(files_of(location, &marker).await?);
     }
     let metadata_dir = location.metadata_dir();
-    Ok(listed.into_iter().map(|m| m.location).find(|p| {
+    let unexplained = listed.into_iter().map(|m| m.location).filter(|p| {
         let bookkeeping = p.prefix_matches(&metadata_dir)
             && p.filename().and_then(marker_uuid).is_some()
             && p.parts().count() == metadata_dir.parts().count() + 1;
         !bookkeeping && !explained.contains(p)
-    }))
+    });
+    for path in unexplained {
+        // Listed before a failed creation deleted it (then its marker)?
+        match location.store.head(&path).await {
+            Ok(_) => return Ok(Some(path)),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(None)
 }
 
 /// Delete the files of creations at `location` that are not committing
@@ -218,6 +228,12 @@ pub async fn remove_abandoned(location: &TableLocation) -> Result<usize> {
     for marker in markers(location).await? {
         let claim = claim_path(location, &marker.uuid);
         if put_if_absent(location, &claim, ABANDONED).await? || claim_says(location, &claim).await? == ABANDONED {
+            if !exists(location, &marker_path(location, &marker.uuid)).await? {
+                // That creation finished meanwhile (its files are gone or
+                // committed): the claim is no one's.
+                delete_all(location, vec![claim]).await?;
+                continue;
+            }
             claimed.push(marker);
         } else {
             protected.insert(marker.uuid);
@@ -242,14 +258,32 @@ pub async fn remove_abandoned(location: &TableLocation) -> Result<usize> {
         // A table committed here meanwhile: its files are not leftovers.
         return Ok(0);
     }
-    let n = delete_all(location, doomed.into_iter().collect()).await?;
-    for marker in &claimed {
-        // The claim stays until the marker is gone, so no creator can commit.
-        delete_all(location, vec![marker_path(location, &marker.uuid)]).await?;
-        delete_all(location, vec![claim_path(location, &marker.uuid)]).await?;
+    // The markers stay (a creator still writing explains its newer files
+    // by its marker) until a table has committed here: [`forget_abandoned`].
+    // Directories stay too: other creations may be writing into them.
+    Ok(delete_all(location, doomed.into_iter().collect()).await?)
+}
+
+/// Once a table has committed at `location`: delete the markers (then the
+/// claims) of creations claimed `abandoned`; they can never commit, and a
+/// creator still running finds its marker gone and deletes its own files.
+pub async fn forget_abandoned(location: &TableLocation) -> Result<()> {
+    for marker in markers(location).await? {
+        let claim = claim_path(location, &marker.uuid);
+        if claim_says(location, &claim).await? == ABANDONED {
+            delete_all(location, vec![marker_path(location, &marker.uuid)]).await?;
+            delete_all(location, vec![claim]).await?;
+        }
     }
-    remove_empty_dirs(location);
-    Ok(n)
+    Ok(())
+}
+
+async fn exists(location: &TableLocation, path: &Path) -> Result<bool> {
+    match location.store.head(path).await {
+        Ok(_) => Ok(true),
+        Err(object_store::Error::NotFound { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// What a claim file says (empty when it vanished).
