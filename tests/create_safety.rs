@@ -3,8 +3,9 @@
 //! - a `CREATE OR REPLACE … LOCATION '<new dir>'` that fails while writing
 //!   the new table leaves the old table as it was;
 //! - the files of a killed `CREATE … AS SELECT` (no table ever committed)
-//!   are removed by running the CREATE again, and a foreign file at the
-//!   location is never touched;
+//!   (stopped at its commit, or a CLI process killed by SIGKILL) are removed
+//!   by running the CREATE again, and a foreign file at the location is
+//!   never touched;
 //! - concurrent `CREATE OR REPLACE … AS SELECT` all succeed (last writer
 //!   wins), concurrent plain CTAS of one name: one wins and the others say
 //!   that another statement created the table meanwhile.
@@ -368,4 +369,48 @@ async fn concurrent_ctas_one_wins_the_others_say_why() {
         .await;
         assert!(got.contains("| 20000 | 1       |"), "round {round}: {got}");
     }
+}
+
+#[test]
+fn a_ctas_killed_by_sigkill_is_cleaned_up_by_the_next_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_hidden-partitions");
+    let run = |sql: &str| {
+        std::process::Command::new(bin)
+            .arg("--warehouse")
+            .arg(dir.path())
+            .args(["--format", "csv", "-c", sql])
+            .output()
+            .unwrap()
+    };
+    let mut child = std::process::Command::new(bin)
+        .arg("--warehouse")
+        .arg(dir.path())
+        .args([
+            "-c",
+            // A small write buffer: files reach storage while the CTAS runs.
+            "SET hidden_partitions.write_buffer_size = 2000000; CREATE TABLE big PARTITIONED BY (day(ts)) AS SELECT value AS id, to_timestamp_micros(value * 60000000) AS ts FROM generate_series(1, 50000000) AS t(value)",
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the CTAS finished before it could be killed"
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let table_dir = dir.path().join("big");
+    let before: Vec<_> = files_under(&table_dir)
+        .into_iter()
+        .filter(|f| f.starts_with("data/"))
+        .collect();
+    assert!(!before.is_empty(), "no data file reached storage before the kill");
+    let o = run(
+        "CREATE TABLE big PARTITIONED BY (day(ts)) AS SELECT value AS id, to_timestamp_micros(value * 60000000) AS ts FROM generate_series(1, 10) AS t(value); SELECT count(*) AS n FROM big",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("n\n10\n"));
+    let left: Vec<_> = before.iter().filter(|f| table_dir.join(f).exists()).collect();
+    assert!(left.is_empty(), "the killed CTAS's files stay: {left:?}");
 }
