@@ -1,11 +1,14 @@
 //! Crash safety, proved by fault injection: every request of an INSERT, a
-//! CREATE TABLE … AS SELECT and each ALTER is failed in turn — with an
-//! error, with a hang that times out, and with a lost response (the request
-//! took effect but the writer is told it failed). Each time the statement
-//! either succeeds or fails with a clear error, and the table then reads
-//! exactly the old state or exactly the new one — also in a new session and
-//! a new process. A SIGKILL in the middle of a large INSERT leaves the table
-//! as it was.
+//! CREATE TABLE … AS SELECT, each ALTER, DELETE, UPDATE and MERGE is failed
+//! in turn — with an error, with a hang that times out, with a lost
+//! response (the request took effect but the writer is told it failed), and
+//! with a late success (the writer is told it failed, the write lands only
+//! after the statement returned, as a PUT held past the client's timeout).
+//! Each time the statement either succeeds or fails with a clear error, and
+//! the table then reads exactly the old state or exactly the new one — also
+//! in a new session and a new process. A version write that lands late
+//! makes the new state, with every file it references still there. A
+//! SIGKILL in the middle of a large INSERT leaves the table as it was.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,8 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use datafusion::arrow::array::AsArray;
 use datafusion::arrow::util::pretty::pretty_format_batches;
-use hidden_partitions::store::observe::{ObservedStore, RequestKind, RequestObserver};
+use hidden_partitions::store::observe::{LatePut, ObservedStore, RequestKind, RequestObserver};
 use hidden_partitions::store::url::parse_location;
 use hidden_partitions::{StorageOptions, Warehouse, execute_sql, session, session_with};
 use object_store::path::Path as ObjectPath;
@@ -25,6 +29,7 @@ enum Mode {
     Error,
     Hang,
     LostResponse,
+    LateSuccess,
 }
 
 /// Fails the `k`-th request of one kind; counts every request.
@@ -39,6 +44,20 @@ struct FaultState {
     fault: Option<(RequestKind, usize, Mode)>,
     fired: bool,
     lose_next: Option<RequestKind>,
+    /// The PUT to hold back (late success), once it was counted.
+    late_path: Option<ObjectPath>,
+    held_path: Option<ObjectPath>,
+    held: Held,
+}
+
+/// PUTs held back, to land later.
+#[derive(Default)]
+struct Held(Vec<LatePut>);
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} held PUTs", self.0.len())
+    }
 }
 
 fn injected(what: &str) -> object_store::Error {
@@ -50,7 +69,7 @@ fn injected(what: &str) -> object_store::Error {
 
 #[async_trait]
 impl RequestObserver for Faults {
-    async fn before(&self, kind: RequestKind, _path: &ObjectPath) -> object_store::Result<()> {
+    async fn before(&self, kind: RequestKind, path: &ObjectPath) -> object_store::Result<()> {
         let action = {
             let mut s = self.state.lock().unwrap();
             let n = s.seen.entry(kind).or_default();
@@ -61,6 +80,11 @@ impl RequestObserver for Faults {
                     s.fired = true;
                     if mode == Mode::LostResponse {
                         s.lose_next = Some(kind);
+                    }
+                    if mode == Mode::LateSuccess {
+                        // Only a single-request PUT can be held; `late` fires.
+                        s.fired = false;
+                        s.late_path = Some(path.clone());
                     }
                     Some(mode)
                 }
@@ -85,6 +109,21 @@ impl RequestObserver for Faults {
         }
         Ok(())
     }
+
+    fn late(&self, path: &ObjectPath) -> Option<object_store::Error> {
+        let mut s = self.state.lock().unwrap();
+        if s.late_path.as_ref() != Some(path) {
+            return None;
+        }
+        s.late_path = None;
+        s.fired = true;
+        s.held_path = Some(path.clone());
+        Some(injected("request timed out (injected; it lands later)"))
+    }
+
+    fn held(&self, put: LatePut) {
+        self.state.lock().unwrap().held.0.push(put);
+    }
 }
 
 impl Faults {
@@ -101,6 +140,41 @@ impl Faults {
     fn fired(&self) -> bool {
         self.state.lock().unwrap().fired
     }
+    /// Let the held PUT land; returns its path.
+    async fn deliver(&self) -> Option<ObjectPath> {
+        let (held, path) = {
+            let mut s = self.state.lock().unwrap();
+            (std::mem::take(&mut s.held.0), s.held_path.clone())
+        };
+        for put in held {
+            put.await.expect("the held PUT lands");
+        }
+        path
+    }
+}
+
+/// The files `table`'s current snapshot references that are not on disk.
+async fn missing_files(dir: &Path, table: &str) -> Vec<String> {
+    let ctx = session(dir).await.unwrap();
+    let sql = format!("SELECT path FROM \"{table}$files\" UNION ALL SELECT path FROM \"{table}$manifests\"");
+    let Ok(r) = execute_sql(&ctx, &sql).await else {
+        return vec![format!("cannot list the files of {table}")];
+    };
+    let mut missing = Vec::new();
+    for batch in &r[0].batches {
+        let paths = batch.column(0).as_string::<i32>();
+        for p in paths.iter().flatten() {
+            let on_disk = match p.strip_prefix("file://") {
+                Some(absolute) => std::path::PathBuf::from(absolute),
+                None if p.starts_with('/') => std::path::PathBuf::from(p),
+                None => dir.join(table).join(p),
+            };
+            if !on_disk.exists() {
+                missing.push(p.to_string());
+            }
+        }
+    }
+    missing
 }
 
 /// A session on `dir` whose every request passes `faults`.
@@ -212,6 +286,26 @@ const SCENARIOS: &[Scenario] = &[
         statement: "ALTER TABLE t REPLACE PARTITION FIELD ts_month WITH day(ts)",
         table: "t",
     },
+    Scenario {
+        name: "DELETE",
+        setup: SETUP,
+        statement: "DELETE FROM t WHERE id = 1",
+        table: "t",
+    },
+    Scenario {
+        name: "UPDATE",
+        setup: SETUP,
+        statement: "UPDATE t SET v = v + 1 WHERE id = 2",
+        table: "t",
+    },
+    Scenario {
+        name: "MERGE",
+        setup: SETUP,
+        statement: "MERGE INTO t USING (SELECT CAST(2 AS BIGINT) AS id, 'z' AS name) s ON t.id = s.id \
+                    WHEN MATCHED THEN UPDATE SET v = 0 \
+                    WHEN NOT MATCHED THEN INSERT (id, name, ts, v) VALUES (s.id, s.name, TIMESTAMP '2024-05-01 00:00:00', 1)",
+        table: "t",
+    },
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -233,10 +327,11 @@ async fn every_request_of_every_write_can_fail() {
         let after = state(dir.path(), scenario.table).await;
         let after_csv = state_by_process(dir.path(), scenario.table);
         assert_ne!(before, after, "{}: the statement changes nothing", scenario.name);
+        let mut late_versions = 0;
 
         for (&kind, &n) in &requests {
             for k in 1..=n {
-                for mode in [Mode::Error, Mode::Hang, Mode::LostResponse] {
+                for mode in [Mode::Error, Mode::Hang, Mode::LostResponse, Mode::LateSuccess] {
                     let dir = tempfile::tempdir().unwrap();
                     execute_sql(&session(dir.path()).await.unwrap(), scenario.setup)
                         .await
@@ -245,6 +340,7 @@ async fn every_request_of_every_write_can_fail() {
                     let ctx = faulty_session(dir.path(), Arc::clone(&faults)).await;
                     faults.arm(Some((kind, k, mode)));
                     let result = execute_sql(&ctx, scenario.statement).await;
+                    let landed_late = faults.deliver().await;
                     let what = format!("{} with {mode:?} on {} #{k}", scenario.name, kind.name());
                     if let Err(e) = &result {
                         let message = e.to_string();
@@ -263,6 +359,20 @@ async fn every_request_of_every_write_can_fail() {
                     if result.is_ok() {
                         assert_eq!(now, after, "{what}: succeeded but the table is the old one");
                     }
+                    if let Some(path) = landed_late.filter(|p| p.as_ref().ends_with(".metadata.json")) {
+                        late_versions += 1;
+                        // The version landed after the writer gave up on it:
+                        // the writer must have said so and kept its files.
+                        assert_eq!(now, after, "{what}: {path} landed late, yet the table is the old one");
+                        if let Err(e) = &result {
+                            assert!(
+                                e.to_string().contains("could not be confirmed"),
+                                "{what}: {path} landed late, but the error does not say the commit is unknown: {e}"
+                            );
+                        }
+                        let missing = missing_files(dir.path(), scenario.table).await;
+                        assert!(missing.is_empty(), "{what}: referenced files deleted: {missing:?}");
+                    }
                     if scenario.name == "INSERT" {
                         let by_process = state_by_process(dir.path(), scenario.table);
                         let expected = if now == before { &before_csv } else { &after_csv };
@@ -276,6 +386,7 @@ async fn every_request_of_every_write_can_fail() {
                 }
             }
         }
+        assert!(late_versions > 0, "{}: no version write landed late", scenario.name);
     }
     println!("{runs} faults injected");
     assert!(runs > 100, "only {runs} faults fired");

@@ -5,6 +5,7 @@
 //! | `DROP TABLE t`                     | tombstone, then purge what `t` owns      | unregistered; its files stay, still a table    |
 //! | `DROP TABLE t PURGE`               | same as plain DROP                       | tombstone, purge what `t` owns, unregister     |
 //! | `CREATE OR REPLACE TABLE t …` (same place) | new table in the same version chain, then purge what the old one owned | same |
+//! | `CREATE OR REPLACE TABLE t …` (new place)  | new table committed and registered, then the old one ended as by DROP | same |
 //! | `CREATE TABLE t LOCATION 'x'` (no columns) | —                               | registers the table already at `x`             |
 //!
 //! "Purge" deletes only files the table's metadata names (see
@@ -13,16 +14,23 @@
 //! is inside or contains another table's location, when it already holds a
 //! live table, and when it holds files but no table (unless the session
 //! option `hidden_partitions.allow_non_empty_location` is on).
-
-use futures::StreamExt;
+//!
+//! A CREATE commits the new table before it touches anything of an old one
+//! ([`WarehouseSchema::commit_create`]), and only then registers it and
+//! ends what it replaces ([`WarehouseSchema::finish_create`]): a CREATE
+//! that fails leaves the old table as it was. Of two statements creating
+//! one name at once, the version chain (or the put-if-absent link) decides:
+//! `CREATE OR REPLACE` replaces whatever the other one committed (last
+//! writer wins), plain `CREATE` fails saying another statement created the
+//! table meanwhile, `IF NOT EXISTS` does nothing.
 
 use super::schema::WarehouseSchema;
 use super::warehouse::check_table_name;
 use crate::error::{Error, Result};
 use crate::spec::TableMetadata;
-use crate::store::TableLocation;
 use crate::store::commit::VersionDoc;
 use crate::store::url::{Overlap, parse_location};
+use crate::store::{TableLocation, Versioned};
 use crate::table::purge::{PurgeReport, delete_all, purge, remove_empty_dirs};
 
 /// What to do when the name is taken.
@@ -41,11 +49,23 @@ pub struct TableEntry {
     pub linked: bool,
 }
 
+/// What committing a planned CREATE did.
+#[derive(Debug)]
+pub enum Created {
+    /// The new table committed; `replaced` is the table it took the place of
+    /// in the same version chain (to purge).
+    New { replaced: Option<Versioned> },
+    /// `IF NOT EXISTS`, and another statement created the table meanwhile:
+    /// nothing was committed.
+    Existed,
+}
+
 /// A validated CREATE, before anything is written.
 #[derive(Debug)]
 pub struct CreatePlan {
     pub name: String,
     pub location: TableLocation,
+    mode: CreateMode,
     linked: bool,
     /// A table of the same name somewhere else, to end first (DROP semantics).
     drop_first: Option<TableEntry>,
@@ -55,6 +75,13 @@ pub struct CreatePlan {
     replace_in_place: bool,
     /// A link left by a table that is gone.
     stale_link: bool,
+}
+
+impl CreatePlan {
+    /// Whether the new table replaces a live one in its version chain.
+    pub fn in_place(&self) -> bool {
+        self.replace_in_place
+    }
 }
 
 impl WarehouseSchema {
@@ -111,12 +138,30 @@ impl WarehouseSchema {
         allow_non_empty: bool,
     ) -> Result<Option<CreatePlan>> {
         check_table_name(name)?;
+        // A table another statement commits while this one looks is seen
+        // by looking again (then as a table that exists).
+        for _ in 0..3 {
+            if let Some(plan) = self.plan_create_once(name, location, mode, allow_non_empty).await? {
+                return Ok(plan);
+            }
+        }
+        Err(created_meanwhile(name))
+    }
+
+    /// One look; `None` when a table appeared at the name's place meanwhile.
+    async fn plan_create_once(
+        &self,
+        name: &str,
+        location: Option<&str>,
+        mode: CreateMode,
+        allow_non_empty: bool,
+    ) -> Result<Option<Option<CreatePlan>>> {
         let existing = self.entry(name).await?;
         let live = is_live(&existing.location).await?;
         let other = self.has_other(name);
         if live || other {
             match mode {
-                CreateMode::IfNotExists => return Ok(None),
+                CreateMode::IfNotExists => return Ok(Some(None)),
                 CreateMode::Create => return Err(Error::TableExists(format!("table {name} already exists"))),
                 CreateMode::OrReplace => {}
             }
@@ -125,19 +170,21 @@ impl WarehouseSchema {
             Some(written) => (self.check_location(name, written).await?, true),
             None => (self.warehouse().table_location(name), false),
         };
-        let same_place = live && existing.location.place().overlap(&target.place()) == Overlap::Same;
-        if !same_place {
-            check_contents(&target, location, allow_non_empty).await?;
+        let own_place = existing.location.place().overlap(&target.place()) == Overlap::Same;
+        let same_place = live && own_place;
+        if !same_place && !check_contents(&target, location, allow_non_empty, own_place).await? {
+            return Ok(None);
         }
-        Ok(Some(CreatePlan {
+        Ok(Some(Some(CreatePlan {
             name: name.to_string(),
             location: target,
+            mode,
             linked,
             drop_first: (live && !same_place).then_some(existing.clone()),
             replace_other: other,
             replace_in_place: same_place,
             stale_link: existing.linked && !live,
-        }))
+        })))
     }
 
     /// A `LOCATION` for table `name`: parsed, and clear of the warehouse and
@@ -183,41 +230,85 @@ impl WarehouseSchema {
         self.resolve_location(&place.url())
     }
 
-    /// Carry out a planned CREATE with the table's first metadata (which may
-    /// already hold a snapshot of data files written under the location).
-    pub async fn commit_create(&self, plan: CreatePlan, metadata: &TableMetadata) -> Result<Option<PurgeReport>> {
+    /// Commit a planned CREATE's first metadata (which may already hold a
+    /// snapshot of data files written under the location). Nothing of an old
+    /// table is touched yet; on an error other than `CommitUnknown` nothing
+    /// was committed (the caller's files are its own to delete).
+    pub async fn commit_create(&self, plan: &CreatePlan, metadata: &TableMetadata) -> Result<Created> {
+        if plan.replace_in_place || plan.mode == CreateMode::OrReplace {
+            // Also replaces a table another statement created here meanwhile.
+            let (_, replaced) = plan.location.replace(metadata).await?;
+            return Ok(Created::New { replaced });
+        }
+        match plan.location.create(metadata).await {
+            Ok(_) => Ok(Created::New { replaced: None }),
+            Err(Error::TableExists(_)) if plan.mode == CreateMode::IfNotExists => Ok(Created::Existed),
+            Err(Error::TableExists(_)) => Err(created_meanwhile(&plan.name)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// After [`Self::commit_create`]: register the new table under its name,
+    /// then end what it replaced. The new table stays whatever fails here
+    /// (unless another statement registered the name first: then it is
+    /// ended again and the error says so).
+    pub async fn finish_create(&self, plan: CreatePlan, replaced: Option<Versioned>) -> Result<Option<PurgeReport>> {
+        if !plan.replace_in_place {
+            self.register_new(&plan).await?;
+        }
         if plan.replace_other {
             use datafusion::catalog::SchemaProvider;
             self.deregister_table(&plan.name)?;
         }
-        if let Some(old) = &plan.drop_first {
-            self.end_table(&plan.name, old, !old.linked).await?;
-        }
-        if !plan.replace_in_place {
-            if plan.stale_link || plan.drop_first.as_ref().is_some_and(|d| d.linked) {
-                self.warehouse().unlink(&plan.name).await?;
-            }
-            if plan.linked {
-                self.warehouse().link(&plan.name, &plan.location.url()).await?;
-            }
-        }
-        let report = if plan.replace_in_place {
-            let (_, replaced) = plan.location.replace(metadata).await?;
-            match replaced {
-                Some(old) => Some(purge(&plan.location, &old.metadata, old.version).await?),
-                None => None,
-            }
-        } else {
-            if let Err(e) = plan.location.create(metadata).await {
-                if plan.linked {
-                    self.warehouse().unlink(&plan.name).await?;
-                }
-                return Err(e);
-            }
-            None
-        };
         self.add_name(&plan.name);
-        Ok(report)
+        let ended = |e: Error| {
+            Error::Invalid(format!(
+                "table {} was created, but ending the table it replaces failed: {e}",
+                plan.name
+            ))
+        };
+        if let Some(old) = &plan.drop_first {
+            self.end_table(&plan.name, old, !old.linked).await.map_err(ended)?;
+        }
+        match replaced {
+            Some(old) => Ok(Some(
+                purge(&plan.location, &old.metadata, old.version).await.map_err(ended)?,
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// Point the name at the new table: drop a link to an old or gone
+    /// table, link a new `LOCATION`.
+    async fn register_new(&self, plan: &CreatePlan) -> Result<()> {
+        if plan.stale_link || plan.drop_first.as_ref().is_some_and(|d| d.linked) {
+            self.warehouse().unlink(&plan.name).await?;
+        }
+        if !plan.linked {
+            return Ok(());
+        }
+        let Err(e) = self.warehouse().link(&plan.name, &plan.location.url()).await else {
+            return Ok(());
+        };
+        // Not registered: end the new table again, so nothing is left behind.
+        let ended = match plan.location.drop_table().await {
+            Ok(Some((_, new))) => purge(&plan.location, &new.metadata, new.version)
+                .await
+                .map(|_| remove_empty_dirs(&plan.location)),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        match (e, ended) {
+            (Error::TableExists(_), Ok(())) => Err(created_meanwhile(&plan.name)),
+            (e, Ok(())) => Err(e),
+            (e, Err(cleanup)) => Err(Error::Invalid(format!(
+                "table {} was created at {} but could not be registered ({e}), and ending it failed ({cleanup}); register it with CREATE TABLE {} LOCATION '{}'",
+                plan.name,
+                plan.location.url(),
+                plan.name,
+                plan.location.url()
+            ))),
+        }
     }
 
     /// `CREATE TABLE t LOCATION 'x'` without columns: register the table at `x`.
@@ -291,6 +382,14 @@ impl WarehouseSchema {
     }
 }
 
+/// A lost race: another statement created the table between this one's
+/// check and its commit.
+fn created_meanwhile(name: &str) -> Error {
+    Error::TableExists(format!(
+        "{name} (another statement created it while this one ran; nothing was committed)"
+    ))
+}
+
 /// Whether a live table (not a tombstone) is at `location`.
 async fn is_live(location: &TableLocation) -> Result<bool> {
     Ok(matches!(
@@ -300,29 +399,37 @@ async fn is_live(location: &TableLocation) -> Result<bool> {
 }
 
 /// A new table's place must not hold a live table, nor files that are not
-/// a table's (unless allowed).
-async fn check_contents(location: &TableLocation, written: Option<&str>, allow_non_empty: bool) -> Result<()> {
+/// a table's (unless allowed). `false` when a table appeared meanwhile at
+/// the name's own place (`own`): the caller looks again.
+async fn check_contents(
+    location: &TableLocation,
+    written: Option<&str>,
+    allow_non_empty: bool,
+    own: bool,
+) -> Result<bool> {
     let shown = written.map_or_else(|| location.url(), str::to_string);
     match location.load_latest().await? {
+        Some(l) if l.table().is_some() && own => return Ok(false),
         Some(l) if l.table().is_some() => {
             return Err(Error::Invalid(format!(
                 "LOCATION {shown:?} already holds a table; register it with CREATE TABLE <name> LOCATION '{shown}' (no column list), or choose another location"
             )));
         }
         // A dropped table's tombstone: the new table continues its chain.
-        Some(_) => return Ok(()),
+        Some(_) => return Ok(true),
         None => {}
     }
     if allow_non_empty {
-        return Ok(());
+        return Ok(true);
     }
-    let mut listing = location.store.list(Some(&location.root));
-    if let Some(first) = listing.next().await {
-        let first = first?;
+    // Files of our own creations (killed, or in flight) do not count.
+    if let Some(first) = crate::table::creation::first_foreign_file(location).await? {
+        if own && is_live(location).await? {
+            return Ok(false);
+        }
         return Err(Error::Invalid(format!(
-            "location {shown:?} is not empty (it holds {}); choose an empty directory, or SET hidden_partitions.allow_non_empty_location = true to share it (files that are not the table's are never read or deleted)",
-            first.location
+            "location {shown:?} is not empty (it holds {first}); choose an empty directory, or SET hidden_partitions.allow_non_empty_location = true to share it (files that are not the table's are never read or deleted)"
         )));
     }
-    Ok(())
+    Ok(true)
 }

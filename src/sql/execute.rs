@@ -13,12 +13,13 @@ use datafusion::prelude::SessionContext;
 
 use super::statement::{CreateTable, Statement, parse_statements};
 use crate::catalog::WarehouseSchema;
-use crate::catalog::ddl::CreateMode;
+use crate::catalog::ddl::{CreateMode, CreatePlan, Created};
 use crate::error::{Error, Result};
 use crate::manifest::write_manifest;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::planning::SpecFileCount;
 use crate::provider::write_exec::WriteExec;
+use crate::table::creation::Creation;
 use crate::table::writer::{delete_files, write_stream};
 use crate::table::{PartitionChange, PartitionFieldDef, Table, new_snapshot_id, with_appended};
 
@@ -404,7 +405,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
         })
         .collect();
     // Validate fully before anything is written.
-    let mut metadata = Table::initial_metadata(&schema, &partition)?;
+    let metadata = Table::initial_metadata(&schema, &partition)?;
     let allow_non_empty = crate::config::options(&ctx.state()).allow_non_empty_location;
     let Some(plan) = ws
         .plan_create(&name, create.location.as_deref(), mode, allow_non_empty)
@@ -412,46 +413,113 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     else {
         return Ok(StatementResult::empty());
     };
-    // CREATE … AS SELECT writes its data files first and commits them with
-    // the table, so the table appears (or is replaced) with its rows at once.
-    let location = plan.location.clone().with_file_prefix(metadata.file_prefix.clone());
-    let mut written = Vec::new();
-    let mut manifest = None;
-    if is_ctas {
-        let spec = metadata.current_spec()?.clone();
-        let stream = ctx
-            .execute_logical_plan(cmt.input.as_ref().clone())
-            .await?
-            .execute_stream()
-            .await?;
-        let options = crate::config::write_options(&ctx.task_ctx());
-        let (files, _) = write_stream(&location, &spec, stream, options).await?;
-        let snapshot_id = new_snapshot_id();
-        if !files.is_empty() {
-            match write_manifest(&location, &spec, &files, snapshot_id).await {
-                Ok(m) => manifest = Some(m),
-                Err(e) => {
-                    delete_files(&location, &files).await;
-                    return Err(e);
-                }
-            }
-        }
-        metadata = with_appended(&metadata, snapshot_id, manifest.clone(), &files);
-        written = files;
+    // Files of our own creations that are not committing (a killed CTAS)
+    // are not the table's to keep: remove them (see `table::creation`).
+    if !plan.in_place() {
+        crate::table::creation::remove_abandoned(&plan.location).await?;
     }
-    if let Err(e) = ws.commit_create(plan, &metadata).await {
-        if e.commit_may_have_happened() {
-            return Err(e);
+    let input = is_ctas.then(|| cmt.input.as_ref().clone());
+    let mut attempts = 0;
+    let created = loop {
+        attempts += 1;
+        let mut attempt = metadata.clone();
+        attempt.table_uuid = uuid::Uuid::new_v4().to_string();
+        attempt.file_prefix = Some(crate::spec::metadata::file_prefix_of(&attempt.table_uuid));
+        match create_attempt(ctx, ws, &plan, attempt, input.as_ref()).await {
+            // A concurrent CREATE removed this attempt's files: start over.
+            Err(Error::WriteConflict { .. }) if attempts < CREATE_ATTEMPTS => continue,
+            other => break other?,
         }
-        delete_files(&location, &written).await;
-        if let Some(m) = &manifest
-            && let Ok(path) = location.resolve(&m.path)
-        {
-            let _ = crate::table::purge::delete_all(&location, vec![path]).await;
+    };
+    match created {
+        Created::New { replaced } => {
+            let location = plan.location.clone();
+            ws.finish_create(plan, replaced).await?;
+            // Best effort: leftovers' markers only cost a LIST later.
+            let _ = crate::table::creation::forget_abandoned(&location).await;
         }
-        return Err(e);
+        Created::Existed => {}
     }
     Ok(StatementResult::empty())
+}
+
+/// How many times a CREATE … AS SELECT is attempted when a concurrent
+/// CREATE takes its files for leftovers.
+const CREATE_ATTEMPTS: usize = 5;
+
+/// One attempt of a CREATE: commit the table with `metadata`; a CTAS first
+/// writes its data (under a creation marker, so the files are provably its
+/// own) and commits them with the table, so the table appears (or is
+/// replaced) with its rows at once. Unless the outcome is unknown, a failed
+/// attempt deletes what it wrote.
+async fn create_attempt(
+    ctx: &SessionContext,
+    ws: &WarehouseSchema,
+    plan: &CreatePlan,
+    metadata: crate::spec::TableMetadata,
+    input: Option<&LogicalPlan>,
+) -> Result<Created> {
+    let Some(input) = input else {
+        return ws.commit_create(plan, &metadata).await;
+    };
+    let location = &plan.location.clone().with_file_prefix(metadata.file_prefix.clone());
+    let creation = Creation::begin(location, &metadata).await?;
+    let mut written = Written::default();
+    let result = match write_ctas(ctx, location, &metadata, input, &mut written).await {
+        Ok(md) => match creation.claim().await {
+            Ok(()) => ws.commit_create(plan, &md).await,
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    };
+    match &result {
+        Ok(Created::New { .. }) => creation.finish().await,
+        Err(e) if e.commit_may_have_happened() => {}
+        _ => {
+            written.delete(location).await;
+            creation.finish().await;
+        }
+    }
+    result
+}
+
+/// The files a CTAS wrote (to delete when it does not commit).
+#[derive(Debug, Default)]
+struct Written {
+    files: Vec<crate::manifest::DataFile>,
+    manifest: Option<crate::spec::ManifestFile>,
+}
+
+impl Written {
+    async fn delete(&self, location: &crate::store::TableLocation) {
+        delete_files(location, &self.files).await;
+        if let Some(m) = &self.manifest
+            && let Ok(path) = location.resolve(&m.path)
+        {
+            let _ = crate::table::purge::delete_all(location, vec![path]).await;
+        }
+    }
+}
+
+/// Write the rows of `input` and their manifest; the table's first
+/// metadata with them as its snapshot.
+async fn write_ctas(
+    ctx: &SessionContext,
+    location: &crate::store::TableLocation,
+    metadata: &crate::spec::TableMetadata,
+    input: &LogicalPlan,
+    written: &mut Written,
+) -> Result<crate::spec::TableMetadata> {
+    let spec = metadata.current_spec()?.clone();
+    let stream = ctx.execute_logical_plan(input.clone()).await?.execute_stream().await?;
+    let options = crate::config::write_options(&ctx.task_ctx());
+    let (files, _) = write_stream(location, &spec, stream, options).await?;
+    written.files = files.clone();
+    let snapshot_id = new_snapshot_id();
+    if !files.is_empty() {
+        written.manifest = Some(write_manifest(location, &spec, &files, snapshot_id).await?);
+    }
+    Ok(with_appended(metadata, snapshot_id, written.manifest.clone(), &files))
 }
 
 /// `ALTER TABLE t EXECUTE …`: the maintenance procedures, each returning

@@ -264,8 +264,12 @@ impl TableLocation {
     /// Write `version` if nobody else has; `Ok(false)` when someone else did.
     ///
     /// A request can take effect although its response is lost (then a
-    /// retry sees "already exists", or an error comes back). Either way the
-    /// version is read back: if it holds exactly our bytes, it is ours.
+    /// retry sees "already exists", or an error comes back), and one that
+    /// timed out can still land later. So the version is read back: exactly
+    /// our bytes mean it is ours. The read-back can only prove success: when
+    /// the put failed with anything but a definite "already exists" and the
+    /// version does not hold our bytes (yet), the outcome is unknown
+    /// (`CommitUnknown`) and the writer must keep its files.
     async fn try_write_version(&self, version: u64, doc: &VersionDoc, conditional: bool) -> Result<bool> {
         let bytes = doc.to_json()?;
         let path = self.metadata_file(version);
@@ -284,25 +288,33 @@ impl TableLocation {
         };
         match self.store.put_opts(&path, PutPayload::from(bytes.clone()), opts).await {
             Ok(_) => Ok(true),
-            Err(object_store::Error::AlreadyExists { .. }) => match self.holds(&path, &bytes).await {
-                Ok(ours) => Ok(ours),
+            Err(object_store::Error::AlreadyExists { .. }) => match self.read_back(&path, &bytes).await {
+                Ok(ReadBack::Ours) => Ok(true),
+                Ok(_) => Ok(false),
                 Err(e) => Err(self.unknown(&e)),
             },
-            Err(e) => match self.holds(&path, &bytes).await {
-                Ok(true) => Ok(true),
-                Ok(false) => Err(e.into()),
-                Err(_) => Err(self.unknown(&e)),
+            Err(e) => match self.read_back(&path, &bytes).await {
+                Ok(ReadBack::Ours) => Ok(true),
+                // Another writer's version: ours can never land there.
+                Ok(ReadBack::Theirs) => Ok(false),
+                // Not there yet: the put may still land (a late success).
+                Ok(ReadBack::Absent) | Err(_) => Err(self.unknown(&e)),
             },
         }
     }
 
-    /// Whether `path` exists and holds exactly `bytes`.
-    async fn holds(&self, path: &object_store::path::Path, bytes: &[u8]) -> Result<bool> {
-        match self.store.get(path).await {
-            Ok(r) => Ok(r.bytes().await?.as_ref() == bytes),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
+    /// What `path` holds compared with the `bytes` a writer put there.
+    async fn read_back(&self, path: &object_store::path::Path, bytes: &[u8]) -> Result<ReadBack> {
+        let found = match self.store.get(path).await {
+            Ok(r) => r.bytes().await?,
+            Err(object_store::Error::NotFound { .. }) => return Ok(ReadBack::Absent),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(if found.as_ref() == bytes {
+            ReadBack::Ours
+        } else {
+            ReadBack::Theirs
+        })
     }
 
     fn unknown(&self, cause: &dyn std::fmt::Display) -> Error {
@@ -325,8 +337,11 @@ impl TableLocation {
         if intact {
             return Ok(());
         }
-        let _ = self.store.delete(&self.metadata_file(version)).await;
-        Err(Error::TableReplaced(self.url()))
+        // Only once the version is gone may the writer delete its files.
+        match self.store.delete(&self.metadata_file(version)).await {
+            Ok(()) => Err(Error::TableReplaced(self.url())),
+            Err(e) => Err(self.unknown(&e)),
+        }
     }
 
     /// The core of every commit: `build` makes the next version from the
@@ -451,6 +466,13 @@ impl TableLocation {
             Err(e) => Err(e),
         }
     }
+}
+
+/// A version read back after a put.
+enum ReadBack {
+    Ours,
+    Theirs,
+    Absent,
 }
 
 /// `v<N>.metadata.json` → N.

@@ -11,6 +11,11 @@
 //! | `list`, `list_with_delimiter` | LIST (one per call)   |
 //! | `delete_stream`               | DELETE per path       |
 //! | `copy_opts`                   | PUT                   |
+//!
+//! An observer may also hold a `put_opts` back ([`RequestObserver::late`]):
+//! the caller gets an error at once and the write lands only when the
+//! observer runs it — a *late success*, as when a request times out on the
+//! client but the store still applies it.
 
 use std::fmt;
 use std::ops::Range;
@@ -63,7 +68,17 @@ pub trait RequestObserver: Send + Sync + fmt::Debug + 'static {
     }
     /// Bytes a GET answered with (its range's length).
     fn read(&self, _path: &Path, _bytes: u64) {}
+    /// Whether to fail this PUT now although it will still land: the error
+    /// goes to the caller and the write itself to [`Self::held`].
+    fn late(&self, _path: &Path) -> Option<object_store::Error> {
+        None
+    }
+    /// The write of a PUT that [`Self::late`] failed: running it applies it.
+    fn held(&self, _put: LatePut) {}
 }
+
+/// A PUT held back by an observer; awaiting it makes the write land.
+pub type LatePut = futures::future::BoxFuture<'static, Result<PutResult>>;
 
 /// Requests served so far, by kind.
 #[derive(Debug, Default)]
@@ -152,6 +167,12 @@ impl fmt::Display for ObservedStore {
 impl ObjectStore for ObservedStore {
     async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> Result<PutResult> {
         self.observer.before(RequestKind::Put, location).await?;
+        if let Some(error) = self.observer.late(location) {
+            let (inner, location) = (Arc::clone(&self.inner), location.clone());
+            self.observer
+                .held(Box::pin(async move { inner.put_opts(&location, payload, opts).await }));
+            return Err(error);
+        }
         let r = self.inner.put_opts(location, payload, opts).await?;
         self.observer.after(RequestKind::Put, location)?;
         Ok(r)
@@ -282,5 +303,46 @@ mod tests {
         let n = counts.snapshot();
         assert_eq!((n.put, n.get, n.head, n.list, n.delete), (1, 1, 1, 1, 1));
         assert_eq!(n.to_string(), "GET=1 HEAD=1 LIST=1 PUT=1 DELETE=1");
+    }
+
+    /// Holds every PUT back.
+    #[derive(Default)]
+    struct Late(std::sync::Mutex<Vec<LatePut>>);
+
+    impl fmt::Debug for Late {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("Late")
+        }
+    }
+
+    #[async_trait]
+    impl RequestObserver for Late {
+        async fn before(&self, _kind: RequestKind, _path: &Path) -> Result<()> {
+            Ok(())
+        }
+        fn late(&self, _path: &Path) -> Option<object_store::Error> {
+            Some(object_store::Error::Generic {
+                store: "test",
+                source: "timed out".into(),
+            })
+        }
+        fn held(&self, put: LatePut) {
+            self.0.lock().unwrap().push(put);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_late_put_fails_now_and_lands_later() {
+        let inner: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let late = Arc::new(Late::default());
+        let store = ObservedStore::new(Arc::clone(&inner), late.clone());
+        let p = Path::from("a/b");
+        assert!(store.put(&p, "x".into()).await.is_err());
+        assert!(inner.head(&p).await.is_err(), "landed before it was run");
+        let held: Vec<_> = std::mem::take(&mut *late.0.lock().unwrap());
+        for put in held {
+            put.await.unwrap();
+        }
+        assert_eq!(inner.get(&p).await.unwrap().bytes().await.unwrap().as_ref(), b"x");
     }
 }

@@ -82,6 +82,8 @@ pub async fn delete_all(location: &TableLocation, paths: Vec<Path>) -> Result<us
 
 /// Delete everything table `md` owns; `last_version` is the table's last
 /// metadata version (versions above it belong to whoever ended the table).
+/// Directories stay: a table replaced in place has writers in them (a DROP
+/// then calls [`remove_empty_dirs`]).
 pub async fn purge(location: &TableLocation, md: &TableMetadata, last_version: u64) -> Result<PurgeReport> {
     let (data, manifests) = referenced_files(location, md).await?;
     let mut report = PurgeReport {
@@ -102,7 +104,6 @@ pub async fn purge(location: &TableLocation, md: &TableMetadata, last_version: u
             Err(e) => return Err(e.into()),
         }
     }
-    remove_empty_dirs(location);
     Ok(report)
 }
 
