@@ -21,6 +21,7 @@
 //! | a subquery in the condition        | refused: use MERGE INTO          |
 //! | `UPDATE t SET … FROM s …`          | refused: use MERGE INTO          |
 //! | `DELETE … LIMIT n`                 | refused                          |
+//! | an already optimized plan (Ballista scheduler) | refused: run it locally |
 
 use std::sync::Arc;
 
@@ -103,6 +104,9 @@ fn intent(op: &WriteOp, input: &LogicalPlan, table: &TableReference) -> Result<D
         LogicalPlan::TableScan(s) if s.table_name.resolved_eq(table) && s.filters.is_empty() && s.fetch.is_none() => {
             Ok(DmlIntent { condition, assignments })
         }
+        LogicalPlan::TableScan(s) if s.table_name.resolved_eq(table) => plan_err!(
+            "{what} on table {table} reached the planner already optimized (its condition was pushed into the scan, as a Ballista scheduler receives it), so the condition as written is not known; nothing was changed ({what} must run in a local session)"
+        ),
         LogicalPlan::Join(_) => plan_err!(
             "UPDATE … FROM on table {table} is not supported: its condition is on another table, and DataFusion would not pass it to this one; write it as MERGE INTO {table} USING <source> s ON … WHEN MATCHED THEN UPDATE SET …"
         ),
