@@ -158,20 +158,27 @@ impl Warehouse {
     pub async fn create_namespace(&self, name: &str) -> Result<bool> {
         let path = self.namespace_marker(name);
         let payload = PutPayload::from(format!("{{\"namespace\": {:?}}}\n", name).into_bytes());
-        let result = if self.options.single_writer() {
-            if self.namespace_exists(name).await? {
-                return Ok(false);
+        self.put_if_absent(&path, payload).await
+    }
+
+    /// Write `payload` at `path` unless something is there already (then
+    /// `false`). With `single_writer` a HEAD stands in for the condition.
+    async fn put_if_absent(&self, path: &object_store::path::Path, payload: PutPayload) -> Result<bool> {
+        if self.options.single_writer() {
+            match self.store.head(path).await {
+                Ok(_) => return Ok(false),
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
             }
-            self.store.put(&path, payload).await.map(|_| ())
-        } else {
-            let opts = PutOptions {
-                mode: PutMode::Create,
-                ..Default::default()
-            };
-            self.store.put_opts(&path, payload, opts).await.map(|_| ())
+            self.store.put(path, payload).await?;
+            return Ok(true);
+        }
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
         };
-        match result {
-            Ok(()) => Ok(true),
+        match self.store.put_opts(path, payload, opts).await {
+            Ok(_) => Ok(true),
             Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
             Err(e) => Err(e.into()),
         }
@@ -285,23 +292,10 @@ impl Warehouse {
     pub async fn link(&self, name: &str, url: &str) -> Result<()> {
         let path = self.link_path(name);
         let payload = PutPayload::from(url.to_string().into_bytes());
-        let result = if self.options.single_writer() {
-            match self.store.head(&path).await {
-                Ok(_) => return Err(Error::TableExists(name.to_string())),
-                Err(object_store::Error::NotFound { .. }) => self.store.put(&path, payload).await.map(|_| ()),
-                Err(e) => Err(e),
-            }
+        if self.put_if_absent(&path, payload).await? {
+            Ok(())
         } else {
-            let opts = PutOptions {
-                mode: PutMode::Create,
-                ..Default::default()
-            };
-            self.store.put_opts(&path, payload, opts).await.map(|_| ())
-        };
-        match result {
-            Ok(()) => Ok(()),
-            Err(object_store::Error::AlreadyExists { .. }) => Err(Error::TableExists(name.to_string())),
-            Err(e) => Err(e.into()),
+            Err(Error::TableExists(name.to_string()))
         }
     }
 
