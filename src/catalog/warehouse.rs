@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use crate::error::{Error, Result};
 use crate::invalid;
@@ -158,30 +158,7 @@ impl Warehouse {
     pub async fn create_namespace(&self, name: &str) -> Result<bool> {
         let path = self.namespace_marker(name);
         let payload = PutPayload::from(format!("{{\"namespace\": {:?}}}\n", name).into_bytes());
-        self.put_if_absent(&path, payload).await
-    }
-
-    /// Write `payload` at `path` unless something is there already (then
-    /// `false`). With `single_writer` a HEAD stands in for the condition.
-    async fn put_if_absent(&self, path: &object_store::path::Path, payload: PutPayload) -> Result<bool> {
-        if self.options.single_writer() {
-            match self.store.head(path).await {
-                Ok(_) => return Ok(false),
-                Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
-            self.store.put(path, payload).await?;
-            return Ok(true);
-        }
-        let opts = PutOptions {
-            mode: PutMode::Create,
-            ..Default::default()
-        };
-        match self.store.put_opts(path, payload, opts).await {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
+        crate::store::commit::put_if_absent(self.store.as_ref(), &path, payload, self.options.single_writer()).await
     }
 
     /// Remove namespace `name`'s marker (its tables must be gone already),
@@ -292,7 +269,9 @@ impl Warehouse {
     pub async fn link(&self, name: &str, url: &str) -> Result<()> {
         let path = self.link_path(name);
         let payload = PutPayload::from(url.to_string().into_bytes());
-        if self.put_if_absent(&path, payload).await? {
+        if crate::store::commit::put_if_absent(self.store.as_ref(), &path, payload, self.options.single_writer())
+            .await?
+        {
             Ok(())
         } else {
             Err(Error::TableExists(name.to_string()))

@@ -503,3 +503,32 @@ mod tests {
         assert_eq!(parse_version_file("x1.metadata.json"), None);
     }
 }
+
+/// Write `payload` at `path` unless something is there already (then
+/// `false`). With `single_writer` a HEAD stands in for the condition.
+pub async fn put_if_absent(
+    store: &dyn object_store::ObjectStore,
+    path: &object_store::path::Path,
+    payload: object_store::PutPayload,
+    single_writer: bool,
+) -> crate::error::Result<bool> {
+    use object_store::ObjectStoreExt as _;
+    if single_writer {
+        match store.head(path).await {
+            Ok(_) => return Ok(false),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+        store.put(path, payload).await?;
+        return Ok(true);
+    }
+    let opts = object_store::PutOptions {
+        mode: object_store::PutMode::Create,
+        ..Default::default()
+    };
+    match store.put_opts(path, payload, opts).await {
+        Ok(_) => Ok(true),
+        Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -37,7 +37,7 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use object_store::path::Path;
-use object_store::{ObjectMeta, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ObjectMeta, ObjectStoreExt, PutPayload};
 
 use crate::error::{Error, Result};
 use crate::spec::TableMetadata;
@@ -126,24 +126,7 @@ fn marker_uuid(name: &str) -> Option<(&str, bool)> {
 /// Write `text` at `path` unless something is there; `false` when it was.
 async fn put_if_absent(location: &TableLocation, path: &Path, text: &str) -> Result<bool> {
     let payload = PutPayload::from(text.as_bytes().to_vec());
-    if location.single_writer {
-        match location.store.head(path).await {
-            Ok(_) => return Ok(false),
-            Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(e.into()),
-        }
-        location.store.put(path, payload).await?;
-        return Ok(true);
-    }
-    let opts = PutOptions {
-        mode: PutMode::Create,
-        ..Default::default()
-    };
-    match location.store.put_opts(path, payload, opts).await {
-        Ok(_) => Ok(true),
-        Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
-        Err(e) => Err(e.into()),
-    }
+    crate::store::commit::put_if_absent(location.store.as_ref(), path, payload, location.single_writer).await
 }
 
 /// The markers under `location` (one LIST, one GET each).
