@@ -19,6 +19,7 @@ pub mod error;
 pub mod expr;
 pub mod formats;
 pub mod functions;
+pub mod iceberg;
 pub mod manifest;
 pub mod optimizer;
 pub mod provider;
