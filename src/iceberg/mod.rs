@@ -14,5 +14,8 @@
 //! | bounds         | `bounds.rs`     | values in the single-value binary serialization (Appendix D) |
 //! | manifests      | `manifest.rs`   | one Avro manifest per manifest of ours                  |
 //! | manifest lists | `manifest_list.rs` | one Avro manifest list per snapshot                  |
+//! | Avro files     | `avro.rs`       | schema JSON helpers and the container writer            |
 
+pub mod avro;
+pub mod bounds;
 pub mod json;
