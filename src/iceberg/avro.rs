@@ -94,7 +94,11 @@ pub fn write_container(schema: &Json, metadata: &[(&str, String)], records: Vec<
     meta.insert("avro.codec".into(), Value::Bytes(b"deflate".to_vec()));
     let meta_schema = Schema::map(Schema::Bytes).build();
     let mut out = b"Obj\x01".to_vec();
-    out.extend(apache_avro::to_avro_datum(&meta_schema, Value::Map(meta)).map_err(bad)?);
+    let meta_bytes = apache_avro::writer::datum::GenericDatumWriter::builder(&meta_schema)
+        .build()
+        .and_then(|w| w.write_value_to_vec(Value::Map(meta)))
+        .map_err(bad)?;
+    out.extend(meta_bytes);
     out.extend(marker);
     let mut writer = Writer::builder()
         .schema(&parsed)

@@ -19,3 +19,4 @@
 pub mod avro;
 pub mod bounds;
 pub mod json;
+pub mod manifest_list;
