@@ -19,4 +19,5 @@
 pub mod avro;
 pub mod bounds;
 pub mod json;
+pub mod manifest;
 pub mod manifest_list;
