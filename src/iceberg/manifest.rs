@@ -7,7 +7,7 @@
 //! | 3   | sequence_number       | 101 | file_format: `PARQUET`                                |
 //! | 4   | file_sequence_number  | 102 | partition (record `r102`, one optional field per spec field, typed by its transform) |
 //! |     |                       | 103, 104 | record_count, file_size_in_bytes                 |
-//! |     |                       | 109, 110 | value / null counts per top-level column with stats |
+//! |     |                       | 109, 110 | value / null counts per top-level primitive column with stats |
 //! |     |                       | 137 | NaN counts: 0 for float columns that have bounds (our stats keep none when a NaN is present) |
 //! |     |                       | 125, 128 | lower / upper bounds (single-value binary)       |
 //! |     |                       | 108, 131, 132, 135, 140 | null: column sizes, key metadata, split offsets, equality ids, sort order |
@@ -26,7 +26,7 @@
 //! The file's key-value metadata holds the Iceberg schema and partition spec
 //! so a reader can use the manifest on its own.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use apache_avro::Decimal;
 use apache_avro::types::Value;
@@ -39,8 +39,8 @@ use super::bounds::{encode_bound, minimal_be};
 use super::json::{partition_spec_json, schema_json};
 use super::manifest_list::{FieldSummaryBinary, ManifestListEntry, partition_summaries};
 use crate::error::{Error, Result};
-use crate::manifest::DataFile;
-use crate::spec::TableSpec;
+use crate::manifest::{ColumnStats, DataFile};
+use crate::spec::{PrimitiveType, TableSpec};
 
 /// An entry's status (Iceberg: 0 existing, 1 added; 2 deleted is not written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,12 +117,12 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
             }
         },
     };
-    let float_columns: HashSet<i32> = spec
+    // Iceberg keeps metrics of primitive columns only.
+    let columns: HashMap<i32, PrimitiveType> = spec
         .schema
         .fields
         .iter()
-        .filter(|f| f.field_type.to_arrow().is_floating())
-        .map(|f| f.id)
+        .filter_map(|f| Some((f.id, f.field_type.as_primitive()?)))
         .collect();
     let mut records = Vec::with_capacity(files.len());
     let mut rows = 0i64;
@@ -137,7 +137,7 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         }
         let record_count = as_long(file.record_count, "record count", &file.path)?;
         rows += record_count;
-        let data_file = data_file_record(w, &partition, &float_columns, file, record_count)?;
+        let data_file = data_file_record(w, &partition, &columns, file, record_count)?;
         records.push(Value::Record(vec![
             (
                 "status".into(),
@@ -185,13 +185,17 @@ fn as_long(v: u64, what: &str, path: &str) -> Result<i64> {
 fn data_file_record(
     w: &ManifestWrite,
     partition: &PartitionType,
-    float_columns: &HashSet<i32>,
+    columns: &HashMap<i32, PrimitiveType>,
     file: &DataFile,
     record_count: i64,
 ) -> Result<Value> {
     let relative = crate::values::uri::decode(&file.path)
         .map_err(|e| Error::Invalid(format!("data file path {:?} is not URI-encoded: {e}", file.path)))?;
-    let stats = &file.column_stats;
+    let stats: Vec<&ColumnStats> = file
+        .column_stats
+        .iter()
+        .filter(|s| columns.contains_key(&s.field_id))
+        .collect();
     let map_or_null = |entries: Vec<(i32, Value)>| {
         if entries.is_empty() {
             null()
@@ -211,10 +215,16 @@ fn data_file_record(
     // Our stats drop float bounds when the file holds a NaN: bounds mean none.
     let nan_counts = stats
         .iter()
-        .filter(|s| float_columns.contains(&s.field_id) && s.min.is_some() && s.max.is_some())
+        .filter(|s| {
+            let float = matches!(
+                columns.get(&s.field_id),
+                Some(PrimitiveType::Float | PrimitiveType::Double)
+            );
+            float && s.min.is_some() && s.max.is_some()
+        })
         .map(|s| (s.field_id, Value::Long(0)))
         .collect();
-    let counts = |f: &dyn Fn(&crate::manifest::ColumnStats) -> u64| -> Result<Vec<(i32, Value)>> {
+    let counts = |f: &dyn Fn(&ColumnStats) -> u64| -> Result<Vec<(i32, Value)>> {
         stats
             .iter()
             .map(|s| Ok((s.field_id, Value::Long(as_long(f(s), "a column count", &file.path)?))))
@@ -297,7 +307,7 @@ impl PartitionType {
         let mut fields = Vec::with_capacity(bound.len());
         for b in &bound {
             let name = avro_name(&b.field.name);
-            let ty = avro_type(&b.result_type, &mut named).ok_or_else(|| {
+            let ty = avro_type(&b.result_type, b.field.field_id, &mut named).ok_or_else(|| {
                 Error::Invalid(format!(
                     "partition field {:?}: type {} has no Iceberg Avro form",
                     b.field.name, b.result_type
@@ -355,13 +365,17 @@ fn avro_name(name: &str) -> String {
     if out.is_empty() { "_".to_string() } else { out }
 }
 
-/// The Avro type of a partition value of Arrow type `dt`. Named types
-/// (`fixed`) are defined once and referred to by name after (`named`).
-fn avro_type(dt: &DataType, named: &mut HashSet<String>) -> Option<Json> {
-    let mut fixed = |name: String, extra: Json| {
-        if !named.insert(name.clone()) {
-            return json!(name);
-        }
+/// The Avro type of partition field `field_id`'s values, of Arrow type
+/// `dt`. Named types (`fixed`) get a name not in `named` yet: readers such
+/// as pyiceberg do not resolve references to a name defined earlier.
+fn avro_type(dt: &DataType, field_id: i32, named: &mut HashSet<String>) -> Option<Json> {
+    let mut fixed = |base: String, extra: Json| {
+        let name = if named.contains(&base) {
+            format!("{base}_{field_id}")
+        } else {
+            base
+        };
+        named.insert(name.clone());
         let mut t = json!({"type": "fixed", "name": name});
         if let (Some(t), Json::Object(extra)) = (t.as_object_mut(), extra) {
             t.extend(extra);
@@ -628,14 +642,16 @@ mod tests {
             assert_eq!((e.record_count, e.file_size), (f.record_count as i64, 1234));
             // ADDED: inherited from the manifest list.
             assert_eq!(e.sequence_number, 5);
-            for s in &f.column_stats {
+            // The list column (7) has no Iceberg metrics: they are for primitive columns.
+            let primitive: Vec<&ColumnStats> = f.column_stats.iter().filter(|s| s.field_id != 7).collect();
+            for s in &primitive {
                 assert_eq!(e.null_counts.get(&s.field_id), Some(&(s.null_count as i64)));
                 let dt = spec.schema.field_by_id(s.field_id).unwrap().field_type.to_arrow();
                 let lower = e.lower.get(&s.field_id).and_then(|b| decode_bound(b, &dt));
                 let upper = e.upper.get(&s.field_id).and_then(|b| decode_bound(b, &dt));
                 assert_eq!((lower, upper), (s.min.clone(), s.max.clone()), "column {}", s.field_id);
             }
-            let with_stats: HashSet<i32> = f.column_stats.iter().map(|s| s.field_id).collect();
+            let with_stats: HashSet<i32> = primitive.iter().map(|s| s.field_id).collect();
             assert_eq!(e.null_counts.keys().copied().collect::<HashSet<_>>(), with_stats);
         }
         // Float bounds come with a NaN count of 0; without bounds the count is unknown.
@@ -712,8 +728,9 @@ mod tests {
             f[4]["type"][1],
             json!({"type": "fixed", "name": "decimal_9_2", "size": 4, "logicalType": "decimal", "precision": 9, "scale": 2})
         );
-        // The second decimal(9,2) refers to the first by name.
-        assert_eq!(f[5]["type"][1], "decimal_9_2");
+        // The second decimal(9,2) is defined again under a name of its own.
+        assert_eq!(f[5]["type"][1]["name"], "decimal_9_2_1005");
+        assert_eq!(f[5]["type"][1]["size"], 4);
         assert_eq!(f[6]["type"][1], "long");
         assert_eq!(f[8]["type"][1]["size"], 16);
         assert_eq!(
