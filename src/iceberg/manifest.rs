@@ -420,13 +420,13 @@ fn decimal_bytes(precision: u8) -> usize {
 }
 
 /// A partition value as the Avro value of its optional field; `None` when
-/// it is not of type `dt`.
+/// it is not of type `dt` (a null of any type, untyped included, is null).
 fn partition_value(v: &ScalarValue, dt: &DataType) -> Option<Value> {
-    if &v.data_type() != dt {
-        return None;
-    }
     if v.is_null() {
         return Some(null());
+    }
+    if &v.data_type() != dt {
+        return None;
     }
     Some(some(match v {
         ScalarValue::Boolean(Some(b)) => Value::Boolean(*b),
@@ -751,6 +751,12 @@ mod tests {
         f.partition[1] = ScalarValue::Int32(Some(1));
         let err = write_manifest(&added(&spec), &[f]).unwrap_err().to_string();
         assert!(err.contains("\"ts_x2Dday\" is not a Date32"), "{err}");
+        // A null is a null, typed or not.
+        let mut f = files().remove(0);
+        f.partition[1] = ScalarValue::Null;
+        f.partition[6] = ScalarValue::Utf8(None);
+        let written = write_manifest(&added(&spec), &[f]).unwrap();
+        assert!(written.partitions[1].contains_null && written.partitions[6].contains_null);
         let mut f = files().remove(0);
         f.path = "data/100%.parquet".into();
         let err = write_manifest(&added(&spec), &[f]).unwrap_err().to_string();
