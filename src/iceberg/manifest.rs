@@ -136,18 +136,11 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
             );
         }
         let record_count = as_long(file.record_count, "record count", &file.path)?;
-        rows += record_count;
+        rows = rows.checked_add(record_count).ok_or_else(|| {
+            Error::Invalid("the files' record counts add up to more than an Iceberg long holds".into())
+        })?;
         let data_file = data_file_record(w, &partition, &columns, file, record_count)?;
-        records.push(Value::Record(vec![
-            (
-                "status".into(),
-                Value::Int(if w.status == EntryStatus::Added { 1 } else { 0 }),
-            ),
-            ("snapshot_id".into(), opt(snapshot_id.map(Value::Long))),
-            ("sequence_number".into(), opt(sequence_number.map(Value::Long))),
-            ("file_sequence_number".into(), opt(sequence_number.map(Value::Long))),
-            ("data_file".into(), data_file),
-        ]));
+        records.push(entry_record(w.status, snapshot_id, sequence_number, data_file));
     }
     let metadata = [
         ("schema", schema_json(spec)?.to_string()),
@@ -176,6 +169,26 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         existing_sequence_number: sequence_number,
         partitions: partition_summaries(spec, files)?,
     })
+}
+
+/// A manifest_entry record; snapshot id and sequence numbers null when inherited.
+fn entry_record(
+    status: EntryStatus,
+    snapshot_id: Option<i64>,
+    sequence_number: Option<i64>,
+    data_file: Value,
+) -> Value {
+    let status = match status {
+        EntryStatus::Existing => 0,
+        EntryStatus::Added => 1,
+    };
+    Value::Record(vec![
+        ("status".into(), Value::Int(status)),
+        ("snapshot_id".into(), opt(snapshot_id.map(Value::Long))),
+        ("sequence_number".into(), opt(sequence_number.map(Value::Long))),
+        ("file_sequence_number".into(), opt(sequence_number.map(Value::Long))),
+        ("data_file".into(), data_file),
+    ])
 }
 
 fn as_long(v: u64, what: &str, path: &str) -> Result<i64> {
