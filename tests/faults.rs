@@ -177,6 +177,42 @@ async fn missing_files(dir: &Path, table: &str) -> Vec<String> {
     missing
 }
 
+/// What an Iceberg reader sees of `table`: the current snapshot of the
+/// latest metadata file and of the one `version-hint.text` names, and the
+/// manifest lists and manifests of that snapshot missing on disk.
+fn iceberg_view(dir: &Path, table: &str) -> (Option<i64>, Option<i64>, Vec<String>) {
+    let metadata = dir.join(table).join("metadata");
+    let version_of = |name: &str| -> Option<u64> { name.strip_prefix('v')?.strip_suffix(".metadata.json")?.parse().ok() };
+    let latest = std::fs::read_dir(&metadata)
+        .unwrap()
+        .filter_map(|e| version_of(e.unwrap().file_name().to_str()?))
+        .max()
+        .expect("a metadata version");
+    let current = |version: u64| -> Option<(i64, serde_json::Value)> {
+        let text = std::fs::read(metadata.join(format!("v{version}.metadata.json"))).ok()?;
+        let doc: serde_json::Value = serde_json::from_slice(&text).ok()?;
+        Some((doc["current-snapshot-id"].as_i64()?, doc))
+    };
+    let hinted: Option<u64> = std::fs::read_to_string(metadata.join("version-hint.text"))
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    let (id, doc) = current(latest).expect("the latest version is Iceberg metadata");
+    let mut missing = Vec::new();
+    if let Some(snapshot) = doc["snapshots"].as_array().unwrap().iter().find(|s| s["snapshot-id"] == id) {
+        let list = snapshot["manifest-list"].as_str().expect("a manifest list");
+        if !Path::new(list).exists() {
+            missing.push(list.to_string());
+        }
+        for m in snapshot["manifests"].as_array().unwrap() {
+            let twin = m["iceberg"]["path"].as_str().expect("a twin");
+            if !dir.join(table).join(twin).exists() {
+                missing.push(twin.to_string());
+            }
+        }
+    }
+    (Some(id), hinted.and_then(current).map(|(id, _)| id), missing)
+}
+
 /// A session on `dir` whose every request passes `faults`.
 async fn faulty_session(dir: &Path, faults: Arc<Faults>) -> datafusion::prelude::SessionContext {
     let place = parse_location(dir.to_str().unwrap()).unwrap();
@@ -359,6 +395,11 @@ async fn every_request_of_every_write_can_fail() {
                     if result.is_ok() {
                         assert_eq!(now, after, "{what}: succeeded but the table is the old one");
                     }
+                    // An Iceberg reader sees the same snapshot, by the latest
+                    // metadata file and by the hint, with all its files.
+                    let (latest, hinted, missing) = iceberg_view(dir.path(), scenario.table);
+                    assert_eq!(latest, hinted, "{what}: version-hint.text names another snapshot");
+                    assert!(missing.is_empty(), "{what}: Iceberg files missing: {missing:?}");
                     if let Some(path) = landed_late.filter(|p| p.as_ref().ends_with(".metadata.json")) {
                         late_versions += 1;
                         // The version landed after the writer gave up on it:

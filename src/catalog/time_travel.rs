@@ -90,6 +90,7 @@ mod tests {
                 summary: Default::default(),
                 manifests: vec![],
                 table_spec_id: None,
+                manifest_list: None,
             });
             md.set_current_snapshot(id, t);
         }

@@ -15,9 +15,11 @@
 //! | manifests      | `manifest.rs`   | one Avro manifest per manifest of ours                  |
 //! | manifest lists | `manifest_list.rs` | one Avro manifest list per snapshot                  |
 //! | Avro files     | `avro.rs`       | schema JSON helpers and the container writer            |
+//! | summaries      | `summary.rs`    | a manifest's partition summaries in binary form         |
 
 pub mod avro;
 pub mod bounds;
 pub mod json;
 pub mod manifest;
 pub mod manifest_list;
+pub mod summary;

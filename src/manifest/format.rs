@@ -182,3 +182,82 @@ pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Resu
 fn column_stats_of(file: &DataFile, id: i32) -> Option<&ColumnStats> {
     file.column_stats.iter().find(|s| s.field_id == id)
 }
+
+/// The data files of a manifest batch of `spec` (the inverse of [`manifest_batch`]).
+pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>> {
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::datatypes::{Int32Type, Int64Type};
+    let column = |name: &str| {
+        batch
+            .column_by_name(name)
+            .ok_or_else(|| crate::error::Error::Format(format!("manifest batch has no column {name}")))
+    };
+    let paths = column(PATH)?.as_string::<i32>();
+    let sizes = column(FILE_SIZE)?.as_primitive::<Int64Type>();
+    let counts = column(RECORD_COUNT)?.as_primitive::<Int64Type>();
+    let spec_ids = column(SPEC_ID)?.as_primitive::<Int32Type>();
+    let partition = batch.column_by_name(PARTITION).map(|c| c.as_struct());
+    let strings = batch.column_by_name(PARTITION_STRINGS).map(|c| c.as_struct());
+    let stats = batch.column_by_name(STATS).map(|c| c.as_struct());
+    let mut files = Vec::with_capacity(batch.num_rows());
+    for row in 0..batch.num_rows() {
+        let partition_values = match partition {
+            Some(p) => p
+                .columns()
+                .iter()
+                .map(|c| ScalarValue::try_from_array(c, row))
+                .collect::<datafusion::common::Result<Vec<_>>>()?,
+            None => Vec::new(),
+        };
+        let partition_strings = match strings {
+            Some(s) => s
+                .columns()
+                .iter()
+                .map(|c| {
+                    let c = c.as_string::<i32>();
+                    c.is_valid(row).then(|| c.value(row).to_string())
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let mut column_stats = Vec::new();
+        if let Some(stats) = stats {
+            for (field, per_column) in stats.fields().iter().zip(stats.columns()) {
+                let Ok(field_id) = field.name().parse::<i32>() else { continue };
+                let per_column = per_column.as_struct();
+                let bound = |name: &str| -> Result<Option<ScalarValue>> {
+                    match per_column.column_by_name(name) {
+                        Some(c) => {
+                            let v = ScalarValue::try_from_array(c, row)?;
+                            Ok((!v.is_null()).then_some(v))
+                        }
+                        None => Ok(None),
+                    }
+                };
+                let null_count = per_column
+                    .column_by_name(NULL_COUNT)
+                    .map(|c| c.as_primitive::<Int64Type>())
+                    .filter(|c| c.is_valid(row))
+                    .map_or(0, |c| c.value(row) as u64);
+                column_stats.push(ColumnStats {
+                    field_id,
+                    null_count,
+                    min: bound(MIN)?,
+                    max: bound(MAX)?,
+                });
+            }
+        }
+        files.push(DataFile {
+            path: paths.value(row).to_string(),
+            file_size: sizes.value(row) as u64,
+            record_count: counts.value(row) as u64,
+            spec_id: spec_ids.value(row),
+            partition: partition_values,
+            partition_strings,
+            column_stats,
+            pending: None,
+        });
+    }
+    let _ = spec;
+    Ok(files)
+}

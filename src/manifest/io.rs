@@ -16,18 +16,53 @@ use datafusion::arrow::datatypes::Int64Type;
 use super::entry::DataFile;
 use super::format::{PARTITION, RECORD_COUNT, manifest_batch, manifest_schema};
 use crate::error::Result;
-use crate::spec::{FieldSummary, ManifestFile, TableSpec};
+use crate::iceberg::manifest::{EntryStatus, ManifestWrite};
+use crate::spec::{FieldSummary, IcebergManifest, ManifestFile, TableSpec};
 use crate::store::TableLocation;
 use crate::values;
 
-/// Write `files` (all under `spec`) as a new manifest and describe it for the snapshot.
+/// Whose files a new manifest lists, for its Iceberg twin's entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Files the committing snapshot adds (ADDED entries).
+    New,
+    /// Files an earlier snapshot added, kept by this one (EXISTING entries).
+    Kept { snapshot_id: i64, sequence_number: i64 },
+}
+
+impl Origin {
+    /// The origin of the files of `manifest`, listed in `md`.
+    pub fn of(manifest: &ManifestFile, md: &crate::spec::TableMetadata) -> Origin {
+        let own_sequence = || {
+            md.snapshot(manifest.added_snapshot_id)
+                .map_or(0, |s| s.sequence_number)
+        };
+        match &manifest.iceberg {
+            Some(twin) if !twin.added() => Origin::Kept {
+                snapshot_id: twin.files_snapshot_id.unwrap_or(manifest.added_snapshot_id),
+                sequence_number: twin.files_sequence_number.unwrap_or(0),
+            },
+            Some(twin) => Origin::Kept {
+                snapshot_id: manifest.added_snapshot_id,
+                sequence_number: twin.sequence_number.unwrap_or_else(own_sequence),
+            },
+            None => Origin::Kept {
+                snapshot_id: manifest.added_snapshot_id,
+                sequence_number: own_sequence(),
+            },
+        }
+    }
+}
+
+/// Write `files` (all under `spec`, new in snapshot `snapshot_id`) as a new
+/// manifest and its Iceberg twin, and describe them for the snapshot.
 pub async fn write_manifest(
     location: &TableLocation,
     spec: &TableSpec,
     files: &[DataFile],
     snapshot_id: i64,
 ) -> Result<ManifestFile> {
-    write_manifest_batch(location, spec, &manifest_batch(spec, files)?, snapshot_id).await
+    write_both(location, spec, &manifest_batch(spec, files)?, files, snapshot_id, Origin::New).await
 }
 
 /// Write a manifest batch (all files under `spec`; e.g. the survivors of a
@@ -37,6 +72,19 @@ pub async fn write_manifest_batch(
     spec: &TableSpec,
     batch: &RecordBatch,
     snapshot_id: i64,
+    origin: Origin,
+) -> Result<ManifestFile> {
+    let files = super::format::data_files(spec, batch)?;
+    write_both(location, spec, batch, &files, snapshot_id, origin).await
+}
+
+async fn write_both(
+    location: &TableLocation,
+    spec: &TableSpec,
+    batch: &RecordBatch,
+    files: &[DataFile],
+    snapshot_id: i64,
+    origin: Origin,
 ) -> Result<ManifestFile> {
     super::unique::check_batch_lists_once(batch)?;
     let props = WriterProperties::builder()
@@ -46,15 +94,48 @@ pub async fn write_manifest_batch(
     let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
     writer.write(batch)?;
     writer.close()?;
-    // `<table prefix>-<uuid>-m.parquet`: a fresh name no other writer uses.
-    let name = format!("{}-m.parquet", location.fresh_name());
+    // `<table prefix>-<uuid>-m.parquet`: a fresh name no other writer uses;
+    // its twin is `<table prefix>-<uuid>-m.avro`.
+    let fresh = location.fresh_name();
+    let name = format!("{fresh}-m.parquet");
     let rel = TableLocation::stored_path(["metadata", name.as_str()]);
+    let twin_name = format!("{fresh}-m.avro");
+    let twin_rel = TableLocation::stored_path(["metadata", twin_name.as_str()]);
     let length = buf.len() as u64;
-    // A fresh UUID name: a plain put (no store needs conditional writes for it).
-    location
-        .store
-        .put(&location.resolve(&rel)?, PutPayload::from(buf))
-        .await?;
+    let (status, files_snapshot_id, files_sequence_number) = match origin {
+        Origin::New => (EntryStatus::Added, None, None),
+        Origin::Kept {
+            snapshot_id,
+            sequence_number,
+        } => (EntryStatus::Existing, Some(snapshot_id), Some(sequence_number)),
+    };
+    let root = location.iceberg_root();
+    // Specs with types Iceberg v2 lacks get no twin (see docs/FORMAT.md).
+    let twin = if crate::spec::iceberg_json::spec_has_iceberg_types(spec) {
+        Some(crate::iceberg::manifest::write_manifest(
+            &ManifestWrite {
+                spec,
+                table_location: &root,
+                status,
+                snapshot_id: files_snapshot_id,
+                sequence_number: files_sequence_number,
+            },
+            files,
+        )?
+        .bytes)
+    } else {
+        None
+    };
+    let twin_length = twin.as_ref().map(|t| t.len() as u64);
+    // Fresh UUID names: plain puts (no store needs conditional writes for them).
+    let (manifest_path, twin_path) = (location.resolve(&rel)?, location.resolve(&twin_rel)?);
+    let put_twin = async {
+        match twin {
+            Some(bytes) => location.store.put(&twin_path, PutPayload::from(bytes)).await.map(|_| ()),
+            None => Ok(()),
+        }
+    };
+    futures::try_join!(location.store.put(&manifest_path, PutPayload::from(buf)), put_twin)?;
     let record_count = batch
         .column_by_name(RECORD_COUNT)
         .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())
@@ -67,6 +148,13 @@ pub async fn write_manifest_batch(
         file_count: batch.num_rows() as u64,
         record_count,
         partitions: summarize(spec, batch)?,
+        iceberg: twin_length.map(|length| IcebergManifest {
+            path: twin_rel,
+            length,
+            sequence_number: None,
+            files_snapshot_id,
+            files_sequence_number,
+        }),
     })
 }
 

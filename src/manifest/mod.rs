@@ -9,5 +9,5 @@ pub mod stats;
 pub mod unique;
 
 pub use entry::{ColumnStats, DataFile};
-pub use io::{read_manifest, write_manifest, write_manifest_batch};
+pub use io::{Origin, read_manifest, write_manifest, write_manifest_batch};
 pub use source::ManifestSource;

@@ -83,6 +83,7 @@ mod tests {
             summary: Default::default(),
             manifests: vec![],
             table_spec_id: None,
+            manifest_list: None,
         }
     }
 

@@ -12,8 +12,13 @@ use super::table_spec::TableSpec;
 use crate::error::Result;
 use crate::format_err;
 
-/// The format version this crate writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this crate writes: an Iceberg v2 metadata file with
+/// our own fields beside Iceberg's (see `iceberg_json`).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Tables written before their metadata was also Iceberg metadata; read,
+/// and written in this form until every snapshot has a manifest list.
+pub const LEGACY_FORMAT_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableMetadata {
@@ -59,6 +64,22 @@ pub struct TableMetadata {
     /// snapshot. Absent (empty) in tables written before it was recorded.
     #[serde(rename = "snapshot-log", default, skip_serializing_if = "Vec::is_empty")]
     pub snapshot_log: Vec<SnapshotLogEntry>,
+    /// The table's absolute location as Iceberg readers see it (a path for
+    /// local tables, a URL otherwise), set at each commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// The previous metadata files (Iceberg's `metadata-log`), oldest first.
+    #[serde(rename = "metadata-log", default, skip_serializing_if = "Vec::is_empty")]
+    pub metadata_log: Vec<MetadataLogEntry>,
+}
+
+/// One earlier metadata file of the table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetadataLogEntry {
+    #[serde(rename = "timestamp-ms")]
+    pub timestamp_ms: i64,
+    #[serde(rename = "metadata-file")]
+    pub metadata_file: String,
 }
 
 /// One change of the current snapshot.
@@ -117,6 +138,10 @@ pub struct Snapshot {
     /// before it was recorded (then the current spec is used).
     #[serde(rename = "table-spec-id", default, skip_serializing_if = "Option::is_none")]
     pub table_spec_id: Option<i32>,
+    /// The snapshot's Iceberg manifest list (Avro, absolute path), written
+    /// with the commit. Absent in snapshots of legacy tables.
+    #[serde(rename = "manifest-list", default, skip_serializing_if = "Option::is_none")]
+    pub manifest_list: Option<String>,
 }
 
 /// A manifest as listed in a snapshot, with a summary for pruning whole manifests.
@@ -137,6 +162,46 @@ pub struct ManifestFile {
     /// One summary per partition field of the spec, in spec order.
     #[serde(default)]
     pub partitions: Vec<FieldSummary>,
+    /// The manifest's Iceberg twin (Avro), listing the same files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iceberg: Option<IcebergManifest>,
+}
+
+/// The Avro manifest an Iceberg reader reads in place of a manifest of ours.
+///
+/// Its entries are either ADDED (written with the files; snapshot id and
+/// sequence number inherited from the manifest list, so a retried commit
+/// needs no rewrite) or EXISTING (survivors of a replaced manifest; both
+/// written explicitly, `files-*` here).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IcebergManifest {
+    /// Relative to the table location, as stored (URI-encoded form).
+    pub path: String,
+    pub length: u64,
+    /// The sequence number of the snapshot that added the manifest; `None`
+    /// until the commit assigns it.
+    #[serde(rename = "sequence-number", default, skip_serializing_if = "Option::is_none")]
+    pub sequence_number: Option<i64>,
+    /// For EXISTING entries: the snapshot that added the files and their
+    /// data sequence number. `None` for ADDED entries.
+    #[serde(rename = "files-snapshot-id", default, skip_serializing_if = "Option::is_none")]
+    pub files_snapshot_id: Option<i64>,
+    #[serde(rename = "files-sequence-number", default, skip_serializing_if = "Option::is_none")]
+    pub files_sequence_number: Option<i64>,
+}
+
+impl ManifestFile {
+    /// The stored paths of the manifest and of its Iceberg twin.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.path.as_str()).chain(self.iceberg.as_ref().map(|t| t.path.as_str()))
+    }
+}
+
+impl IcebergManifest {
+    /// Whether its entries are ADDED (inheriting snapshot and sequence number).
+    pub fn added(&self) -> bool {
+        self.files_snapshot_id.is_none()
+    }
 }
 
 /// Bounds of one partition field over a manifest's files (serialized values).
@@ -197,20 +262,26 @@ impl TableMetadata {
     }
 
     pub fn from_json(bytes: &[u8]) -> Result<TableMetadata> {
-        let md: TableMetadata = serde_json::from_slice(bytes)?;
-        if md.format_version != FORMAT_VERSION {
+        let mut md: TableMetadata = serde_json::from_slice(bytes)?;
+        if md.format_version != FORMAT_VERSION && md.format_version != LEGACY_FORMAT_VERSION {
             return format_err!(
-                "table format version {} is not supported (this build reads version {FORMAT_VERSION})",
+                "table format version {} is not supported (this build reads versions {LEGACY_FORMAT_VERSION} and {FORMAT_VERSION})",
                 md.format_version
             );
         }
+        super::iceberg_json::strip_iceberg_only(&mut md);
+        // In memory a table is always of the version written next; the form
+        // on disk follows from its content (see `iceberg_json`).
+        md.format_version = FORMAT_VERSION;
         if let Err(problem) = super::validate::check(&md) {
             return format_err!("inconsistent table metadata: {problem}");
         }
         Ok(md)
     }
 
+    /// The version file's bytes: Iceberg v2 metadata with our fields, or
+    /// our legacy form while some snapshot has no manifest list.
     pub fn to_json(&self) -> Result<Vec<u8>> {
-        Ok(serde_json::to_vec_pretty(self)?)
+        super::iceberg_json::metadata_json(self)
     }
 }

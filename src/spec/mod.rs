@@ -1,6 +1,7 @@
 //! Table specs and metadata: schema with field ids, column types, partition
 //! specs, table specs and the metadata JSON document that ties them together.
 
+pub mod iceberg_json;
 pub mod metadata;
 pub mod partition;
 pub mod schema;
@@ -8,7 +9,7 @@ pub mod table_spec;
 pub mod types;
 pub mod validate;
 
-pub use metadata::{FieldSummary, ManifestFile, Snapshot, SnapshotRef, TableMetadata};
+pub use metadata::{FieldSummary, IcebergManifest, ManifestFile, MetadataLogEntry, Snapshot, SnapshotRef, TableMetadata};
 pub use partition::{BoundPartitionField, PartitionField, PartitionSpec};
 pub use schema::Schema;
 pub use table_spec::TableSpec;

@@ -493,10 +493,9 @@ struct Written {
 impl Written {
     async fn delete(&self, location: &crate::store::TableLocation) {
         delete_files(location, &self.files).await;
-        if let Some(m) = &self.manifest
-            && let Ok(path) = location.resolve(&m.path)
-        {
-            let _ = crate::table::purge::delete_all(location, vec![path]).await;
+        if let Some(m) = &self.manifest {
+            let paths = m.files().filter_map(|p| location.resolve(p).ok()).collect();
+            let _ = crate::table::purge::delete_all(location, paths).await;
         }
     }
 }

@@ -148,7 +148,23 @@ impl TableLocation {
         while self.exists(&self.metadata_file(version + 1)).await? {
             version += 1;
         }
+        // A stale hint (its writer failed, or a commit landed late): repair
+        // it for Iceberg readers, which follow it without probing.
+        if hint != Some(version) {
+            self.write_hint(version).await;
+        }
         Ok(Some(version))
+    }
+
+    /// Point `version-hint.text` at `version`, best effort (a few tries):
+    /// our readers probe past a stale hint, Iceberg readers do not.
+    async fn write_hint(&self, version: u64) {
+        for _ in 0..3 {
+            let bytes = PutPayload::from(version.to_string().into_bytes());
+            if self.store.put(&self.version_hint(), bytes).await.is_ok() {
+                return;
+            }
+        }
     }
 
     async fn exists(&self, path: &object_store::path::Path) -> Result<bool> {
@@ -361,15 +377,29 @@ impl TableLocation {
         let mut backoff = Duration::from_millis(5);
         for _ in 0..COMMIT_RETRIES {
             let base = self.load_latest().await?;
-            let next = build(base.as_ref())?;
+            let mut next = build(base.as_ref())?;
             let version = base.as_ref().map_or(1, |b| b.version + 1);
-            if self.try_write_version(version, &next, conditional).await? {
+            let written = match &mut next {
+                VersionDoc::Table(md) => {
+                    let previous = base.as_ref().and_then(|b| b.table().map(|t| (b.version, t)));
+                    self.prepare_iceberg(md, previous).await?
+                }
+                VersionDoc::Dropped(_) => Vec::new(),
+            };
+            let won = match self.try_write_version(version, &next, conditional).await {
+                Ok(won) => won,
+                // Unknown: the version may still land and reference them.
+                Err(e @ Error::CommitUnknown { .. }) => return Err(e),
+                Err(e) => {
+                    self.delete_quietly(written).await;
+                    return Err(e);
+                }
+            };
+            if !won {
+                self.delete_quietly(written).await;
+            } else {
                 self.verify_base(base.as_ref(), version).await?;
-                // Best effort: a stale hint only costs extra probes.
-                let _ = self
-                    .store
-                    .put(&self.version_hint(), PutPayload::from(version.to_string().into_bytes()))
-                    .await;
+                self.write_hint(version).await;
                 self.remember(version);
                 return Ok((version, next));
             }

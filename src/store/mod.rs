@@ -3,6 +3,7 @@
 pub mod cache;
 pub mod commit;
 pub mod connect;
+pub mod iceberg_commit;
 pub mod location;
 pub mod observe;
 pub mod url;

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, project_inclusive};
 use crate::manifest::format::PATH;
-use crate::manifest::{DataFile, read_manifest, write_manifest, write_manifest_batch};
+use crate::manifest::{DataFile, Origin, read_manifest, write_manifest, write_manifest_batch};
 use crate::provider::planning::PlannedFile;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
 use crate::store::TableLocation;
@@ -160,6 +160,7 @@ impl Change {
             summary,
             manifests,
             table_spec_id: Some(md.current_spec_id),
+            manifest_list: None,
         });
         next.set_current_snapshot(self.snapshot_id, now);
         next.last_sequence_number = sequence_number;
@@ -266,7 +267,8 @@ impl Change {
             }
             self.replaced.insert(manifest.path.clone());
             if survivors.num_rows() > 0 {
-                let rewritten = write_manifest_batch(location, spec, &survivors, self.snapshot_id).await?;
+                let origin = Origin::of(manifest, md);
+                let rewritten = write_manifest_batch(location, spec, &survivors, self.snapshot_id, origin).await?;
                 self.added.push(rewritten);
             }
         }
@@ -337,7 +339,8 @@ impl Change {
         let paths = self
             .added
             .iter()
-            .filter_map(|m| location.resolve(&m.path).ok())
+            .flat_map(ManifestFile::files)
+            .filter_map(|p| location.resolve(p).ok())
             .collect();
         let _ = crate::table::purge::delete_all(location, paths).await;
     }
@@ -386,6 +389,7 @@ mod tests {
             file_count: 1,
             record_count: 1,
             partitions: vec![],
+            iceberg: None,
         };
         let mut change = Change::new(Operation::Append, None);
         change.added = vec![manifest.clone(), manifest];

@@ -74,9 +74,9 @@ pub async fn expire_snapshots(table: &Table, retention: Duration) -> Result<Expi
     // What the remaining snapshots reference stays; of the rest, only what
     // the expired snapshots referenced is ours to delete.
     let location = &table.location;
-    let (kept_data, kept_manifests) = referenced_files(location, &committed.metadata).await?;
-    let kept_data: HashSet<Path> = kept_data.into_iter().collect();
-    let kept_manifests: HashSet<Path> = kept_manifests.into_iter().collect();
+    let kept = referenced_files(location, &committed.metadata).await?;
+    let kept_data: HashSet<Path> = kept.data.into_iter().collect();
+    let kept_manifests: HashSet<Path> = kept.manifests.into_iter().chain(kept.iceberg).collect();
     let mut gone = before.clone();
     gone.snapshots = before
         .snapshots
@@ -84,17 +84,17 @@ pub async fn expire_snapshots(table: &Table, retention: Duration) -> Result<Expi
         .filter(|s| expired_ids.contains(&s.snapshot_id))
         .cloned()
         .collect::<Vec<Snapshot>>();
-    let (old_data, old_manifests) = referenced_files(location, &gone).await?;
-    let data: Vec<Path> = old_data.into_iter().filter(|p| !kept_data.contains(p)).collect();
-    let manifests: Vec<Path> = old_manifests
-        .into_iter()
-        .filter(|p| !kept_manifests.contains(p))
-        .collect();
+    let old = referenced_files(location, &gone).await?;
+    let data: Vec<Path> = old.data.into_iter().filter(|p| !kept_data.contains(p)).collect();
+    let unkept = |paths: Vec<Path>| -> Vec<Path> { paths.into_iter().filter(|p| !kept_manifests.contains(p)).collect() };
+    let (manifests, iceberg) = (unkept(old.manifests), unkept(old.iceberg));
     let result = Expired {
         snapshots: expired_ids.len() as u64,
         data_files: delete_all(location, data).await? as u64,
         manifests: delete_all(location, manifests).await? as u64,
     };
+    // The expired snapshots' manifest lists and the twins of their manifests.
+    delete_all(location, iceberg).await?;
     crate::table::purge::remove_empty_dirs(location);
     Ok(result)
 }

@@ -123,6 +123,8 @@ impl Table {
             file_prefix: Some(crate::spec::metadata::file_prefix_of(&table_uuid)),
             created_ms: Some(now),
             snapshot_log: Vec::new(),
+            location: None,
+            metadata_log: Vec::new(),
             table_uuid,
             last_updated_ms: now,
             last_sequence_number: 0,
@@ -195,9 +197,10 @@ impl Table {
         if let Err(e) = &result
             && !e.commit_may_have_happened()
             && let Some(m) = &manifest
-            && let Ok(path) = self.location.resolve(&m.path)
         {
-            let _ = self.location.store.delete(&path).await;
+            for path in m.files().filter_map(|p| self.location.resolve(p).ok()) {
+                let _ = self.location.store.delete(&path).await;
+            }
         }
         result
     }
@@ -239,6 +242,7 @@ pub fn with_appended(
         summary,
         manifests,
         table_spec_id: Some(md.current_spec_id),
+        manifest_list: None,
     });
     next.set_current_snapshot(snapshot_id, now);
     next.last_sequence_number = sequence_number;

@@ -12,6 +12,7 @@
 //! |---------------------------------------------|---------------------------------------------------------|
 //! | `data/<f1>=<v1>/…/<p>-<uuid>.parquet`        | the directory names are the partition fields of one of the table's specs, in order |
 //! | `metadata/<p>-<uuid>-m.parquet`              | a manifest name                                         |
+//! | `metadata/<p>-<uuid>-m.avro`, `metadata/<p>-<uuid>-snap-<id>.avro` | a manifest twin, a manifest list (the Iceberg side) |
 //! | `metadata/.hp-probe-<uuid>`                  | a conditional-write probe (see `store::connect`)        |
 //!
 //! Tables created before the prefix was recorded list the names of that
@@ -102,11 +103,20 @@ impl Naming {
     }
 }
 
+/// `<p>-<uuid>-snap-<snapshot id>.avro` → `<p>-<uuid>`.
+fn manifest_list_stem(name: &str) -> Option<&str> {
+    let (stem, id) = name.strip_suffix(".avro")?.rsplit_once("-snap-")?;
+    let digits = id.strip_prefix('-').unwrap_or(id);
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(stem)
+}
+
 /// Whether `relative` (under the table root) is a name our writers produce.
 fn ours(relative: &[&str], partition_layouts: &BTreeSet<Vec<String>>, naming: &Naming) -> bool {
     match relative {
         ["metadata", name] => {
             name.strip_suffix("-m.parquet").is_some_and(|s| naming.matches(s))
+                || name.strip_suffix("-m.avro").is_some_and(|s| naming.matches(s))
+                || manifest_list_stem(name).is_some_and(|s| naming.matches(s))
                 || name.strip_prefix(".hp-probe-").is_some_and(is_uuid)
         }
         ["data", dirs @ .., file] => {
@@ -174,8 +184,13 @@ async fn candidates(location: &TableLocation, md: &TableMetadata) -> Result<Vec<
 
 /// The candidates no snapshot of `md` references.
 async fn unreferenced(location: &TableLocation, md: &TableMetadata, candidates: Vec<Orphan>) -> Result<Vec<Orphan>> {
-    let (data, manifests) = referenced_files(location, md).await?;
-    let referenced: BTreeSet<Path> = data.into_iter().chain(manifests).collect();
+    let files = referenced_files(location, md).await?;
+    let referenced: BTreeSet<Path> = files
+        .data
+        .into_iter()
+        .chain(files.manifests)
+        .chain(files.iceberg)
+        .collect();
     Ok(candidates
         .into_iter()
         .filter(|o| !referenced.contains(&o.path))
@@ -195,6 +210,9 @@ mod tests {
             vec!["data".to_string(), "s=a".into(), format!("{id}.parquet")],
             vec!["data".to_string(), format!("{id}.parquet")],
             vec!["metadata".to_string(), format!("{id}-m.parquet")],
+            vec!["metadata".to_string(), format!("{id}-m.avro")],
+            vec!["metadata".to_string(), format!("{id}-snap-12.avro")],
+            vec!["metadata".to_string(), format!("{id}-snap--12.avro")],
             vec!["metadata".to_string(), format!(".hp-probe-{id}")],
         ];
         let no = [
@@ -220,6 +238,8 @@ mod tests {
         let mine = [
             vec!["data".to_string(), "s=a".into(), format!("0badcafe-{id}.parquet")],
             vec!["metadata".to_string(), format!("0badcafe-{id}-m.parquet")],
+            vec!["metadata".to_string(), format!("0badcafe-{id}-m.avro")],
+            vec!["metadata".to_string(), format!("0badcafe-{id}-snap-5.avro")],
             vec!["metadata".to_string(), format!(".hp-probe-{id}")],
         ];
         let look_alikes = [
@@ -228,6 +248,9 @@ mod tests {
             vec!["metadata".to_string(), format!("{id}-m.parquet")],
             vec!["metadata".to_string(), format!("0badcafe-{id}.parquet")],
             vec!["metadata".to_string(), format!("0badcafe{id}-m.parquet")],
+            vec!["metadata".to_string(), format!("{id}-snap-5.avro")],
+            vec!["metadata".to_string(), format!("0badcafe-{id}-snap-x.avro")],
+            vec!["metadata".to_string(), format!("0badcafe-{id}-snap-.avro")],
             vec!["data".to_string(), "t=a".into(), format!("0badcafe-{id}.parquet")],
         ];
         for p in mine {

@@ -9,6 +9,7 @@
 //! |------------------------|-------------------------------------------------------|
 //! | data files             | the manifests of every snapshot in the metadata       |
 //! | manifests              | the manifest lists of every snapshot                  |
+//! | Iceberg files          | each manifest's Avro twin, each snapshot's `manifest-list` |
 //! | metadata versions      | `metadata/v<N>.metadata.json` for N up to the last version of the table |
 //!
 //! Used by `DROP TABLE` (warehouse tables, or `PURGE`) and by
@@ -35,13 +36,29 @@ pub struct PurgeReport {
     pub versions: usize,
 }
 
-/// The manifests and data files referenced by any snapshot of `md`.
-pub async fn referenced_files(location: &TableLocation, md: &TableMetadata) -> Result<(Vec<Path>, Vec<Path>)> {
+/// The files referenced by any snapshot of `md`.
+#[derive(Debug, Default)]
+pub struct Referenced {
+    pub data: Vec<Path>,
+    pub manifests: Vec<Path>,
+    /// Manifest twins and manifest lists (Avro), the table's Iceberg side.
+    pub iceberg: Vec<Path>,
+}
+
+/// The data files, manifests and Iceberg files referenced by any snapshot of `md`.
+pub async fn referenced_files(location: &TableLocation, md: &TableMetadata) -> Result<Referenced> {
     let mut manifests = BTreeSet::new();
+    let mut iceberg = BTreeSet::new();
     let mut listed = Vec::new();
     for snapshot in &md.snapshots {
+        if let Some(list) = &snapshot.manifest_list {
+            iceberg.insert(location.from_iceberg_path(list)?);
+        }
         for m in &snapshot.manifests {
             if manifests.insert(m.path.clone()) {
+                if let Some(twin) = &m.iceberg {
+                    iceberg.insert(location.resolve(&twin.path)?);
+                }
                 listed.push(m.clone());
             }
         }
@@ -60,7 +77,11 @@ pub async fn referenced_files(location: &TableLocation, md: &TableMetadata) -> R
         .iter()
         .map(|p| location.resolve(p))
         .collect::<Result<Vec<_>>>()?;
-    Ok((data.into_iter().collect(), manifests))
+    Ok(Referenced {
+        data: data.into_iter().collect(),
+        manifests,
+        iceberg: iceberg.into_iter().collect(),
+    })
 }
 
 /// Delete `paths` (missing ones are fine), many at a time where the store can.
@@ -85,12 +106,13 @@ pub async fn delete_all(location: &TableLocation, paths: Vec<Path>) -> Result<us
 /// Directories stay: a table replaced in place has writers in them (a DROP
 /// then calls [`remove_empty_dirs`]).
 pub async fn purge(location: &TableLocation, md: &TableMetadata, last_version: u64) -> Result<PurgeReport> {
-    let (data, manifests) = referenced_files(location, md).await?;
+    let referenced = referenced_files(location, md).await?;
     let mut report = PurgeReport {
-        data_files: delete_all(location, data).await?,
-        manifests: delete_all(location, manifests).await?,
+        data_files: delete_all(location, referenced.data).await?,
+        manifests: delete_all(location, referenced.manifests).await?,
         versions: 0,
     };
+    delete_all(location, referenced.iceberg).await?;
     let mut versions: Vec<u64> = location
         .list_versions()
         .await?

@@ -264,6 +264,7 @@ pub fn convert(log: &LogSnapshot, table: &str) -> Result<Converted> {
             file_count: chunk.len() as u64,
             record_count: chunk.iter().map(|f| f.file.record_count).sum(),
             partitions,
+            iceberg: None,
         });
     }
     let mapped = log.column_mapping != delta_kernel::table_features::ColumnMappingMode::None;

@@ -149,6 +149,7 @@ async fn build(
                 file_count: m.files.unwrap_or(0).max(0) as u64,
                 record_count: m.rows.unwrap_or(0).max(0) as u64,
                 partitions: mapping.summaries(m.partitions.as_deref()),
+                iceberg: None,
             });
             listed_data.insert(stored, m);
         }
@@ -215,6 +216,7 @@ fn our_metadata(
                     Vec::new()
                 },
                 table_spec_id: None,
+                manifest_list: None,
             }
         })
         .collect();
@@ -237,6 +239,8 @@ fn our_metadata(
         file_prefix: None,
         created_ms: None,
         snapshot_log: Vec::new(),
+        location: None,
+        metadata_log: Vec::new(),
         table_uuid: md.table_uuid.clone(),
         last_updated_ms: md.last_updated_ms,
         last_sequence_number: md.snapshots.iter().map(|s| s.sequence_number).max().unwrap_or(0),

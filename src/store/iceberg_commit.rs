@@ -1,0 +1,269 @@
+//! The Iceberg side of a commit: what is written just before a version file.
+//!
+//! A version file is also an Iceberg metadata file (`spec::iceberg_json`),
+//! so before it is put, each new snapshot gets its Avro manifest list, and
+//! the version records the table's location and the metadata file it
+//! follows. The lists are named `<prefix>-<uuid>-snap-<snapshot id>.avro`,
+//! fresh for every attempt (a retried commit may get another sequence
+//! number or parent); an attempt that loses its race deletes its own.
+//!
+//! The manifests' Avro twins were written with the manifests themselves;
+//! here they only get the sequence number of the snapshot that adds them,
+//! which is known only now. A table written before twins existed gets them
+//! (and its lists) with its next commit.
+
+use object_store::path::Path;
+use object_store::{ObjectStoreExt, PutPayload};
+
+use super::location::TableLocation;
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+use crate::iceberg::manifest::{EntryStatus, ManifestWrite, write_manifest};
+use crate::manifest::Origin;
+use crate::iceberg::manifest_list::{ManifestListEntry, write_manifest_list};
+use crate::iceberg::summary::binary_summaries;
+use crate::spec::{IcebergManifest, ManifestFile, MetadataLogEntry, TableMetadata};
+
+/// How many earlier metadata files `metadata-log` keeps unless the table
+/// sets `write.metadata.previous-versions-max` (Iceberg's default).
+const PREVIOUS_VERSIONS_MAX: usize = 100;
+
+impl TableLocation {
+    /// The table's root as Iceberg paths start: a plain absolute path for
+    /// local tables, the URL otherwise (no trailing `/`).
+    pub fn iceberg_root(&self) -> String {
+        let url = self.url();
+        let url = url.trim_end_matches('/');
+        match url.strip_prefix("file://") {
+            Some(path) => path.to_string(),
+            None => url.to_string(),
+        }
+    }
+
+    /// The absolute Iceberg path of a stored (relative, URI-encoded) path.
+    pub fn iceberg_path(&self, stored: &str) -> String {
+        let relative = crate::values::uri::decode(stored).unwrap_or_else(|_| stored.to_string());
+        format!("{}/{relative}", self.iceberg_root())
+    }
+
+    /// The object path of an absolute Iceberg path under this table.
+    pub fn from_iceberg_path(&self, path: &str) -> Result<Path> {
+        let root = self.iceberg_root();
+        let relative = match path.strip_prefix(&root).and_then(|rest| rest.strip_prefix('/')) {
+            Some(relative) => relative.to_string(),
+            // Written at another location (the table was moved): our Iceberg
+            // files all sit in `metadata/`.
+            None => match path.rsplit_once("/metadata/") {
+                Some((_, name)) if !name.contains('/') => format!("metadata/{name}"),
+                _ => {
+                    return Err(Error::Format(format!(
+                        "Iceberg file {path} is not under the table location {root}"
+                    )));
+                }
+            },
+        };
+        self.resolve(&crate::values::uri::encode(&relative))
+    }
+
+    /// Prepare `md`, about to be committed as `version` on top of `base`
+    /// (the version it was built from, if any): location, metadata log,
+    /// sequence numbers of new twins, and a manifest list for every
+    /// snapshot without one. Returns the files written.
+    pub(crate) async fn prepare_iceberg(
+        &self,
+        md: &mut TableMetadata,
+        base: Option<(u64, &TableMetadata)>,
+    ) -> Result<Vec<Path>> {
+        md.location = Some(self.iceberg_root());
+        if let Some((version, previous)) = base {
+            md.metadata_log.push(MetadataLogEntry {
+                timestamp_ms: previous.last_updated_ms,
+                metadata_file: self.iceberg_path(&format!("metadata/v{version}.metadata.json")),
+            });
+            let max = md
+                .properties
+                .get("write.metadata.previous-versions-max")
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(PREVIOUS_VERSIONS_MAX);
+            let excess = md.metadata_log.len().saturating_sub(max);
+            md.metadata_log.drain(..excess);
+        }
+        if !crate::spec::iceberg_json::has_iceberg_types(md) {
+            return Ok(Vec::new());
+        }
+        let mut written = Vec::new();
+        if let Err(e) = self.write_missing_twins(md, &mut written).await {
+            self.delete_quietly(written).await;
+            return Err(e);
+        }
+        for index in 0..md.snapshots.len() {
+            if md.snapshots[index].manifest_list.is_some() {
+                continue;
+            }
+            let result = self.write_list(md, index).await;
+            match result {
+                Ok(path) => written.push(path),
+                Err(e) => {
+                    self.delete_quietly(written).await;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(written)
+    }
+
+    /// Delete files this commit attempt wrote (best effort: they are ours
+    /// and nothing references them).
+    pub(crate) async fn delete_quietly(&self, paths: Vec<Path>) {
+        for path in paths {
+            let _ = self.store.delete(&path).await;
+        }
+    }
+
+    /// A table written before twins existed gets one for each manifest
+    /// (EXISTING entries), once: its next commit makes it an Iceberg table.
+    async fn write_missing_twins(&self, md: &mut TableMetadata, written: &mut Vec<Path>) -> Result<()> {
+        let mut twins: HashMap<String, IcebergManifest> = HashMap::new();
+        let missing: Vec<ManifestFile> = md
+            .snapshots
+            .iter()
+            .flat_map(|s| &s.manifests)
+            .filter(|m| m.iceberg.is_none())
+            .cloned()
+            .collect();
+        let root = self.iceberg_root();
+        for manifest in missing {
+            if twins.contains_key(&manifest.path) {
+                continue;
+            }
+            let spec = md.spec(manifest.spec_id)?;
+            let batch = crate::manifest::read_manifest(self, &manifest, spec, None).await?;
+            let files = crate::manifest::format::data_files(spec, &batch)?;
+            let (snapshot_id, sequence_number) = match Origin::of(&manifest, md) {
+                Origin::Kept {
+                    snapshot_id,
+                    sequence_number,
+                } => (snapshot_id, sequence_number),
+                Origin::New => (manifest.added_snapshot_id, 0),
+            };
+            let bytes = write_manifest(
+                &ManifestWrite {
+                    spec,
+                    table_location: &root,
+                    status: EntryStatus::Existing,
+                    snapshot_id: Some(snapshot_id),
+                    sequence_number: Some(sequence_number),
+                },
+                &files,
+            )?
+            .bytes;
+            let stored = TableLocation::stored_path(["metadata", format!("{}-m.avro", self.fresh_name()).as_str()]);
+            let path = self.resolve(&stored)?;
+            let length = bytes.len() as u64;
+            self.store.put(&path, PutPayload::from(bytes)).await?;
+            written.push(path);
+            twins.insert(
+                manifest.path.clone(),
+                IcebergManifest {
+                    path: stored,
+                    length,
+                    sequence_number: Some(sequence_number),
+                    files_snapshot_id: Some(snapshot_id),
+                    files_sequence_number: Some(sequence_number),
+                },
+            );
+        }
+        for manifest in md.snapshots.iter_mut().flat_map(|s| &mut s.manifests) {
+            if manifest.iceberg.is_none() {
+                manifest.iceberg = twins.get(&manifest.path).cloned();
+            }
+        }
+        Ok(())
+    }
+
+    async fn write_list(&self, md: &mut TableMetadata, index: usize) -> Result<Path> {
+        let snapshot = &mut md.snapshots[index];
+        for manifest in &mut snapshot.manifests {
+            assign_sequence_number(manifest, snapshot.snapshot_id, snapshot.sequence_number)?;
+        }
+        let snapshot = &md.snapshots[index];
+        let entries = snapshot
+            .manifests
+            .iter()
+            .map(|m| self.list_entry(md, m))
+            .collect::<Result<Vec<_>>>()?;
+        let bytes = write_manifest_list(
+            snapshot.snapshot_id,
+            snapshot.parent_snapshot_id,
+            snapshot.sequence_number,
+            &entries,
+        )?;
+        let name = format!("{}-snap-{}.avro", self.fresh_name(), snapshot.snapshot_id);
+        let stored = TableLocation::stored_path(["metadata", name.as_str()]);
+        let path = self.resolve(&stored)?;
+        self.store.put(&path, PutPayload::from(bytes)).await?;
+        md.snapshots[index].manifest_list = Some(self.iceberg_path(&stored));
+        Ok(path)
+    }
+
+    fn list_entry(&self, md: &TableMetadata, manifest: &ManifestFile) -> Result<ManifestListEntry> {
+        let twin = twin_of(manifest)?;
+        let sequence_number = twin.sequence_number.unwrap_or(0);
+        let files_sequence = twin.files_sequence_number.unwrap_or(sequence_number);
+        let (added_files, existing_files, added_rows, existing_rows) = if twin.added() {
+            (manifest.file_count, 0, manifest.record_count, 0)
+        } else {
+            (0, manifest.file_count, 0, manifest.record_count)
+        };
+        let spec = md.spec(manifest.spec_id)?;
+        Ok(ManifestListEntry {
+            manifest_path: self.iceberg_path(&twin.path),
+            manifest_length: twin.length as i64,
+            partition_spec_id: manifest.spec_id,
+            content: 0,
+            sequence_number,
+            min_sequence_number: files_sequence.min(sequence_number),
+            added_snapshot_id: manifest.added_snapshot_id,
+            added_files_count: count_i32(added_files)?,
+            existing_files_count: count_i32(existing_files)?,
+            deleted_files_count: 0,
+            added_rows_count: added_rows as i64,
+            existing_rows_count: existing_rows as i64,
+            deleted_rows_count: 0,
+            partitions: binary_summaries(spec, &manifest.partitions)?,
+        })
+    }
+}
+
+fn twin_of(manifest: &ManifestFile) -> Result<&IcebergManifest> {
+    manifest.iceberg.as_ref().ok_or_else(|| {
+        Error::Format(format!(
+            "manifest {} has no Iceberg twin; the table cannot be written as Iceberg metadata",
+            manifest.path
+        ))
+    })
+}
+
+/// A new twin's sequence number is its snapshot's.
+fn assign_sequence_number(manifest: &mut ManifestFile, snapshot_id: i64, sequence_number: i64) -> Result<()> {
+    let Some(twin) = manifest.iceberg.as_mut() else {
+        return Ok(());
+    };
+    if twin.sequence_number.is_none() {
+        if manifest.added_snapshot_id != snapshot_id {
+            return crate::format_err!(
+                "manifest {} was added by snapshot {} but has no sequence number in snapshot {snapshot_id}",
+                manifest.path,
+                manifest.added_snapshot_id
+            );
+        }
+        twin.sequence_number = Some(sequence_number);
+    }
+    Ok(())
+}
+
+fn count_i32(n: u64) -> Result<i32> {
+    i32::try_from(n).map_err(|_| Error::Format(format!("{n} files in one manifest exceed Iceberg's int count")))
+}
+
