@@ -105,6 +105,10 @@ pub fn metadata_json(md: &TableMetadata) -> Result<Vec<u8>> {
     if let Some(Value::Array(snapshots)) = doc.get_mut("snapshots") {
         for (json, snapshot) in snapshots.iter_mut().zip(&md.snapshots) {
             let Some(obj) = json.as_object_mut() else { continue };
+            // Omitted, not null, when there is none (DuckDB insists).
+            if obj.get("parent-snapshot-id").is_some_and(Value::is_null) {
+                obj.remove("parent-snapshot-id");
+            }
             if let Some(Value::Object(summary)) = obj.get_mut("summary") {
                 summary.insert("operation".into(), json!(iceberg_operation(snapshot)));
             } else {
