@@ -151,7 +151,11 @@ impl WarehouseSchema {
             metadata,
         };
         let table = HiddenPartitionsTable::try_new(Table::new(name, location), version)?;
-        Ok(Some(if linked { table.with_location_clause()? } else { table }))
+        Ok(Some(match (&self.warehouse.namespace, linked) {
+            (_, true) => table.with_location_clause()?,
+            (Some(ns), false) => table.in_schema(ns)?,
+            (None, false) => table,
+        }))
     }
 
     /// Register a newly created table of ours.
