@@ -127,6 +127,7 @@ async fn a_damaged_table_does_not_break_information_schema_columns() {
         for sql in [
             "SELECT * FROM bad",
             "DESCRIBE bad",
+            "SHOW COLUMNS FROM bad",
             "SELECT count(*) FROM \"bad$files\"",
         ] {
             let e = error(&ctx, sql).await;

@@ -449,9 +449,9 @@ impl WarehouseSchema {
         if entry.linked {
             self.warehouse().unlink(name).await?;
         } else if entry.location.drop_unreadable().await?.is_none() {
-            return crate::invalid!(
-                "table {name} changed while it was dropped (its metadata can be read now); nothing was dropped: run DROP TABLE {name} again"
-            );
+            // Readable now (another statement dropped or replaced it
+            // meanwhile): an ordinary DROP decides.
+            return Box::pin(self.drop_table(name, false)).await;
         }
         self.forget_name(name);
         Ok(Dropped::Damaged {
