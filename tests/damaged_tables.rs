@@ -7,7 +7,8 @@
 //! - `DROP TABLE` (and `IF EXISTS`) ends it, keeping its files (they cannot
 //!   be proven to be the table's own); `DROP … PURGE` refuses and changes
 //!   nothing;
-//! - a table of the same name can be created afterwards.
+//! - a table of the same name can be created afterwards;
+//! - in a schema, the same holds, and `DROP SCHEMA … CASCADE` drops it too.
 
 use std::path::{Path, PathBuf};
 
@@ -213,4 +214,42 @@ async fn a_damaged_table_with_a_location_is_unregistered_and_left_as_it_is() {
     assert_eq!(after, before, "a plain DROP of a LOCATION table changes nothing there");
     let listed = text(&session(dir.path()).await.unwrap(), "SHOW TABLES").await;
     assert!(!listed.contains("bad") && listed.contains("good"), "{listed}");
+}
+
+#[tokio::test]
+async fn a_damaged_table_in_a_schema_is_skipped_and_dropped_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(
+        &ctx,
+        "CREATE SCHEMA s;
+         CREATE TABLE s.ok (a INT);
+         CREATE TABLE s.bad (id BIGINT) PARTITIONED BY (bucket(16, id));
+         INSERT INTO s.bad VALUES (1)",
+    )
+    .await
+    .unwrap();
+    let latest = dir.path().join("s.db/bad/metadata/v2.metadata.json");
+    let json = std::fs::read_to_string(&latest).unwrap();
+    std::fs::write(&latest, json.replace("bucket[16]", "bucket[0]")).unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    let columns = text(
+        &ctx,
+        "SELECT table_schema, table_name, column_name FROM information_schema.columns WHERE table_schema = 's'",
+    )
+    .await;
+    assert!(columns.contains("| ok ") && !columns.contains("bad"), "{columns}");
+    let e = error(&ctx, "SELECT * FROM s.bad").await;
+    assert!(e.contains("table bad") && e.contains("bucket[0]"), "{e}");
+    execute_sql(&ctx, "DROP SCHEMA s CASCADE")
+        .await
+        .unwrap_or_else(|e| panic!("DROP SCHEMA … CASCADE: {e}"));
+    let data: Vec<_> = files_under(&dir.path().join("s.db/bad/data"));
+    assert!(!data.is_empty(), "the damaged table's files were deleted");
+    let schemas = text(
+        &session(dir.path()).await.unwrap(),
+        "SELECT schema_name FROM information_schema.schemata",
+    )
+    .await;
+    assert!(!schemas.contains("| s "), "{schemas}");
 }
