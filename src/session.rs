@@ -59,6 +59,18 @@ pub fn install_physical_rule(ctx: &SessionContext) {
     {
         guard.add_analyzer_rule(Arc::new(crate::optimizer::DmlCheck));
     }
+    if !guard
+        .analyzer()
+        .rules
+        .iter()
+        .any(|r| r.name() == crate::catalog::information_schema::LISTING_RULE_NAME)
+    {
+        // `information_schema.columns` without the tables that cannot be read.
+        let catalogs = Arc::clone(guard.catalog_list());
+        guard.add_analyzer_rule(Arc::new(crate::catalog::information_schema::ListingSkipsDamaged::new(
+            catalogs,
+        )));
+    }
     let has_pruning = guard
         .physical_optimizers()
         .iter()

@@ -4,8 +4,8 @@
 //!   the new table leaves the old table as it was;
 //! - the files of a killed `CREATE … AS SELECT` (no table ever committed)
 //!   (stopped at its commit, or a CLI process killed by SIGKILL) are removed
-//!   by running the CREATE again, and a foreign file at the location is
-//!   never touched;
+//!   by running the CREATE again, or by `DROP TABLE IF EXISTS` (which says
+//!   so), and a foreign file at the location is never touched;
 //! - concurrent `CREATE OR REPLACE … AS SELECT` all succeed (last writer
 //!   wins), concurrent plain CTAS of one name: one wins and the others say
 //!   that another statement created the table meanwhile.
@@ -196,6 +196,52 @@ async fn a_killed_ctas_is_cleaned_up_by_running_it_again() {
         "{:?}",
         files_under(&table_dir)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_table_if_exists_removes_a_killed_ctas_and_says_so() {
+    let warehouse = tempfile::tempdir().unwrap();
+    let table_dir = warehouse.path().join("big");
+    // A file that was there before, named like ours: it stays.
+    let planted = table_dir.join("data/k=1/7f0e3c1a-4b5d-4e6f-8a9b-0c1d2e3f4a5b.parquet");
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    std::fs::write(&planted, b"looks like ours").unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let sql =
+        format!("SET hidden_partitions.allow_non_empty_location = true; CREATE TABLE big PARTITIONED BY (k) {CTAS}");
+    killed(warehouse.path(), &sql).await;
+    let written: Vec<_> = files_under(&table_dir)
+        .into_iter()
+        .filter(|f| f.ends_with(".parquet"))
+        .collect();
+    assert!(written.len() > 1, "the killed CTAS wrote nothing: {written:?}");
+
+    let ctx = session(warehouse.path()).await.unwrap();
+    let results = execute_sql(&ctx, "DROP TABLE IF EXISTS big").await.unwrap();
+    let note = pretty_format_batches(&results[0].batches).unwrap().to_string();
+    assert!(
+        note.contains("big") && note.contains(&format!("removed {} files", written.len() - 1)),
+        "{note}"
+    );
+    let left: Vec<_> = files_under(&table_dir)
+        .into_iter()
+        .filter(|f| f.ends_with(".parquet"))
+        .collect();
+    assert_eq!(left, vec!["data/k=1/7f0e3c1a-4b5d-4e6f-8a9b-0c1d2e3f4a5b.parquet"]);
+    assert_eq!(std::fs::read(&planted).unwrap(), b"looks like ours");
+    // Nothing more to remove: a plain DROP says there is no table.
+    let again = execute_sql(&ctx, "DROP TABLE IF EXISTS big").await.unwrap();
+    assert!(again[0].batches.is_empty(), "a second DROP reported something");
+    let e = execute_sql(&ctx, "DROP TABLE big").await.unwrap_err().to_string();
+    assert!(e.contains("not found"), "{e}");
+    // The name can be created again.
+    execute_sql(
+        &ctx,
+        "SET hidden_partitions.allow_non_empty_location = true; CREATE TABLE big (id BIGINT); INSERT INTO big VALUES (5)",
+    )
+    .await
+    .unwrap();
+    assert!(query(warehouse.path(), "SELECT * FROM big").await.contains("| 5 "));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

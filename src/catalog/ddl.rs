@@ -9,7 +9,16 @@
 //! | `CREATE TABLE t LOCATION 'x'` (no columns) | —                               | registers the table already at `x`             |
 //!
 //! "Purge" deletes only files the table's metadata names (see
-//! `table::purge`); anything else under the location stays. A location is
+//! `table::purge`); anything else under the location stays.
+//!
+//! A table whose latest metadata version cannot be read (damaged) cannot
+//! say which files are its own, so none are deleted: `DROP TABLE t` ends a
+//! warehouse table with a tombstone (written without reading the damaged
+//! version) and unregisters a `LOCATION` table, keeping every file;
+//! `DROP TABLE t PURGE` is refused. `DROP TABLE [IF EXISTS] t` where no
+//! table was ever committed but killed `CREATE … AS SELECT`s of `t` left
+//! files removes those files (`table::creation`, the same claims as a
+//! CREATE's cleanup). Either is reported as a note. A location is
 //! refused when it is the warehouse root, inside it or contains it, when it
 //! is inside or contains another table's location, when it already holds a
 //! live table, and when it holds files but no table (unless the session
@@ -58,6 +67,52 @@ pub enum Created {
     /// `IF NOT EXISTS`, and another statement created the table meanwhile:
     /// nothing was committed.
     Existed,
+}
+
+/// What a `DROP TABLE` found and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dropped {
+    /// No table of that name, nor anything of one.
+    Nothing,
+    /// A table, ended as the table above says.
+    Table,
+    /// A table whose latest metadata cannot be read (`problem`): ended by a
+    /// tombstone (or unregistered, when `linked`), its files kept at `url`.
+    Damaged { problem: String, url: String, linked: bool },
+    /// No table, but the files of killed `CREATE … AS SELECT`s of it: this
+    /// many were removed.
+    Leftovers(usize),
+}
+
+impl Dropped {
+    /// Whether there was something of that name to drop.
+    pub fn found(&self) -> bool {
+        !matches!(self, Self::Nothing)
+    }
+
+    /// What the user is told beyond "dropped", if anything.
+    pub fn note(&self, name: &str) -> Option<String> {
+        match self {
+            Self::Nothing | Self::Table => None,
+            Self::Damaged {
+                problem,
+                url,
+                linked: false,
+            } => Some(format!(
+                "table {name} could not be read ({problem}); it was dropped, and its files were kept under {url} because they cannot be proven to be its own"
+            )),
+            Self::Damaged {
+                problem,
+                url,
+                linked: true,
+            } => Some(format!(
+                "table {name} could not be read ({problem}); it was unregistered, and its files were kept at {url}"
+            )),
+            Self::Leftovers(n) => Some(format!(
+                "no table {name} was ever committed; removed {n} files left by a killed CREATE TABLE {name} … AS SELECT"
+            )),
+        }
+    }
 }
 
 /// A validated CREATE, before anything is written.
@@ -335,8 +390,8 @@ impl WarehouseSchema {
         Ok(())
     }
 
-    /// `DROP TABLE name [PURGE]`; `false` when there was no such table.
-    pub async fn drop_table(&self, name: &str, purge_files: bool) -> Result<bool> {
+    /// `DROP TABLE name [PURGE]`: what it found and did.
+    pub async fn drop_table(&self, name: &str, purge_files: bool) -> Result<Dropped> {
         if self.has_other(name) {
             use datafusion::catalog::SchemaProvider;
             if purge_files && let Some(t) = self.table(name).await? {
@@ -348,21 +403,62 @@ impl WarehouseSchema {
                 }
             }
             self.deregister_table(name)?;
-            return Ok(true);
+            return Ok(Dropped::Table);
         }
         if check_table_name(name).is_err() {
-            return Ok(false);
+            return Ok(Dropped::Nothing);
         }
         let entry = self.entry(name).await?;
-        let live = is_live(&entry.location).await?;
+        let live = match is_live(&entry.location).await {
+            Ok(live) => live,
+            Err(Error::Format(problem)) => return self.drop_damaged(name, entry, purge_files, problem).await,
+            Err(e) => return Err(e),
+        };
+        let mut dropped = Dropped::Nothing;
         if live {
             self.end_table(name, &entry, purge_files || !entry.linked).await?;
+            dropped = Dropped::Table;
+        } else if !entry.linked {
+            // Files of killed creations of this name (none committed).
+            let removed = crate::table::creation::remove_abandoned(&entry.location).await?;
+            if removed > 0 {
+                dropped = Dropped::Leftovers(removed);
+            }
         }
         if entry.linked {
             self.warehouse().unlink(name).await?;
         }
         self.forget_name(name);
-        Ok(live)
+        Ok(dropped)
+    }
+
+    /// DROP of a table whose latest metadata cannot be read: nothing tells
+    /// which files are its own, so none is deleted (see the module docs).
+    async fn drop_damaged(&self, name: &str, entry: TableEntry, purge_files: bool, problem: String) -> Result<Dropped> {
+        let url = entry.location.url();
+        if purge_files {
+            let plain = if entry.linked {
+                format!("unregisters it and leaves its files at {url}")
+            } else {
+                format!("ends it and keeps its files under {url}")
+            };
+            return crate::invalid!(
+                "DROP TABLE {name} PURGE: table {name} could not be read ({problem}), so which files are its own cannot be known; nothing was deleted. DROP TABLE {name} (without PURGE) {plain}"
+            );
+        }
+        if entry.linked {
+            self.warehouse().unlink(name).await?;
+        } else if entry.location.drop_unreadable().await?.is_none() {
+            // Readable now (another statement dropped or replaced it
+            // meanwhile): an ordinary DROP decides.
+            return Box::pin(self.drop_table(name, false)).await;
+        }
+        self.forget_name(name);
+        Ok(Dropped::Damaged {
+            problem,
+            url,
+            linked: entry.linked,
+        })
     }
 
     /// End a table: with `purge`, commit a tombstone and delete what it owns.

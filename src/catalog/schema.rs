@@ -105,8 +105,20 @@ impl WarehouseSchema {
         Ok(self.entry(name).await?.location)
     }
 
-    /// Load table `name` at its latest version, if it exists.
+    /// Load table `name` at its latest version, if it exists. Metadata that
+    /// cannot be read is an error naming the table, the version file, the
+    /// problem and the way out.
     pub async fn load_table(&self, name: &str) -> crate::error::Result<Option<HiddenPartitionsTable>> {
+        match self.load_table_as_stored(name).await {
+            Err(Error::Format(problem)) => Err(Error::Format(format!(
+                "table {name}: {problem}; DROP TABLE {name} ends the table (keeping its files)"
+            ))),
+            other => other,
+        }
+    }
+
+    /// What [`Self::load_table`] reads, errors as the layers below say them.
+    async fn load_table_as_stored(&self, name: &str) -> crate::error::Result<Option<HiddenPartitionsTable>> {
         if check_table_name(name).is_err() {
             return Ok(None);
         }
@@ -151,7 +163,11 @@ impl WarehouseSchema {
             metadata,
         };
         let table = HiddenPartitionsTable::try_new(Table::new(name, location), version)?;
-        Ok(Some(if linked { table.with_location_clause()? } else { table }))
+        Ok(Some(match (&self.warehouse.namespace, linked) {
+            (_, true) => table.with_location_clause()?,
+            (Some(ns), false) => table.in_schema(ns)?,
+            (None, false) => table,
+        }))
     }
 
     /// Register a newly created table of ours.
@@ -165,6 +181,20 @@ impl WarehouseSchema {
     pub fn forget_name(&self, name: &str) {
         if let Ok(mut guard) = self.names.write() {
             guard.remove(name);
+        }
+    }
+
+    /// What `information_schema.columns` and `.views` read for each listed
+    /// name (see `catalog::information_schema`): a table of ours whose
+    /// metadata cannot be read is left out instead of failing the whole
+    /// listing; reading the table itself says what is wrong.
+    pub async fn table_for_listing(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        match SchemaProvider::table(self, name).await {
+            Err(e) => match Error::from(e) {
+                Error::Format(_) if self.names.read().map(|n| n.contains(name)).unwrap_or(false) => Ok(None),
+                e => Err(e.into()),
+            },
+            found => found,
         }
     }
 

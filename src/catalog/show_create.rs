@@ -10,6 +10,7 @@
 //! | partition field `day(ts)` named `ts_day` (the default name) | `day(ts)` |
 //! | partition field `bucket[16](id)` named `b` | `bucket(16, id) AS b` |
 //! | a table registered with `LOCATION` | `LOCATION 's3://…'` |
+//! | table `t` of schema `s` (a namespace of the warehouse) | `CREATE TABLE s.t …` |
 //!
 //! Types without an exact SQL spelling in DataFusion (fixed-size binary,
 //! maps) are rendered as their closest type.
@@ -17,10 +18,15 @@
 use crate::spec::{NestedField, PartitionField, PartitionSpec, PrimitiveType, TableSpec, Type};
 use crate::transform::Transform;
 
-/// `CREATE TABLE name (…) [PARTITIONED BY (…)] [LOCATION '…']`.
-pub fn create_statement(name: &str, spec: &TableSpec, location: Option<&str>) -> String {
+/// `CREATE TABLE [schema.]name (…) [PARTITIONED BY (…)] [LOCATION '…']`;
+/// `schema` is the namespace the table is in, if not the warehouse's own.
+pub fn create_statement(schema: Option<&str>, name: &str, spec: &TableSpec, location: Option<&str>) -> String {
     let columns: Vec<String> = spec.schema.fields.iter().map(column).collect();
-    let mut sql = format!("CREATE TABLE {} (\n  {}\n)", ident(name), columns.join(",\n  "));
+    let qualified = match schema {
+        Some(schema) => format!("{}.{}", ident(schema), ident(name)),
+        None => ident(name),
+    };
+    let mut sql = format!("CREATE TABLE {qualified} (\n  {}\n)", columns.join(",\n  "));
     let fields = partition_fields(&spec.partition_spec, spec);
     if !fields.is_empty() {
         sql.push_str(&format!("\nPARTITIONED BY ({})", fields.join(", ")));

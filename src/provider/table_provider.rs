@@ -58,7 +58,7 @@ impl HiddenPartitionsTable {
     pub fn try_new(table: Table, version: Versioned) -> crate::error::Result<Self> {
         let spec = version.metadata.current_spec()?;
         let schema = spec.schema.arrow_schema();
-        let definition = crate::catalog::show_create::create_statement(&table.name, spec, None);
+        let definition = crate::catalog::show_create::create_statement(None, &table.name, spec, None);
         let table = table.bound(&version.metadata.table_uuid);
         Ok(Self {
             table,
@@ -76,7 +76,15 @@ impl HiddenPartitionsTable {
     pub fn with_location_clause(mut self) -> crate::error::Result<Self> {
         let spec = self.version.metadata.current_spec()?;
         let url = self.table.location.url();
-        self.definition = crate::catalog::show_create::create_statement(&self.table.name, spec, Some(&url));
+        self.definition = crate::catalog::show_create::create_statement(None, &self.table.name, spec, Some(&url));
+        Ok(self)
+    }
+
+    /// Say in `SHOW CREATE TABLE` that the table is in schema `schema` (a
+    /// namespace of the warehouse), so the statement recreates it there.
+    pub fn in_schema(mut self, schema: &str) -> crate::error::Result<Self> {
+        let spec = self.version.metadata.current_spec()?;
+        self.definition = crate::catalog::show_create::create_statement(Some(schema), &self.table.name, spec, None);
         Ok(self)
     }
 

@@ -654,13 +654,37 @@ async fn drop_tables(
             None => return run_datafusion(ctx, text).await,
         }
     }
+    let mut notes = Vec::new();
     for (schema, reference) in targets {
         let Some(ws) = schema.downcast_ref::<WarehouseSchema>() else {
             continue;
         };
-        if !ws.drop_table(reference.table(), purge).await? && !if_exists {
+        let dropped = ws.drop_table(reference.table(), purge).await?;
+        if !dropped.found() && !if_exists {
             return Err(Error::TableNotFound(reference.to_string()));
         }
+        notes.extend(dropped.note(reference.table()).map(|n| (reference.to_string(), n)));
     }
-    Ok(StatementResult::empty())
+    if notes.is_empty() {
+        return Ok(StatementResult::empty());
+    }
+    drop_notes(notes)
+}
+
+/// A DROP that did more or less than usual (a damaged table, a killed
+/// CTAS's files) says so: one row per table, `table_name` and `note`.
+fn drop_notes(notes: Vec<(String, String)>) -> Result<StatementResult> {
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("table_name", DataType::Utf8, false),
+        Field::new("note", DataType::Utf8, false),
+    ]));
+    let (names, notes): (Vec<String>, Vec<String>) = notes.into_iter().unzip();
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(StringArray::from(names)), Arc::new(StringArray::from(notes))],
+    )?;
+    Ok(StatementResult {
+        batches: vec![batch],
+        schema,
+    })
 }

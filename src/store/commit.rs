@@ -343,10 +343,12 @@ impl TableLocation {
     /// After winning `version`, check that the version built on is still the
     /// object that was read. If it was purged (and so `version` filled a
     /// hole under a newer tombstone), take back what was written.
-    async fn verify_base(&self, base: Option<&Loaded>, version: u64) -> Result<()> {
-        let Some(base) = base else { return Ok(()) };
-        let intact = match self.store.head(&self.metadata_file(base.version)).await {
-            Ok(meta) => same_object(&meta, &base.meta),
+    async fn verify_base(&self, base: Option<(u64, &ObjectMeta)>, version: u64) -> Result<()> {
+        let Some((base_version, base_meta)) = base else {
+            return Ok(());
+        };
+        let intact = match self.store.head(&self.metadata_file(base_version)).await {
+            Ok(meta) => same_object(&meta, base_meta),
             Err(object_store::Error::NotFound { .. }) => false,
             Err(e) => return Err(self.unknown(&e)),
         };
@@ -366,14 +368,7 @@ impl TableLocation {
     where
         F: FnMut(Option<&Loaded>) -> Result<VersionDoc>,
     {
-        let conditional =
-            conditional_writes(&self.place(), self.store.as_ref(), &self.metadata_dir(), &self.cache).await?;
-        if !conditional && !self.single_writer {
-            return Err(Error::Invalid(format!(
-                "the store of {} does not support conditional writes (put-if-absent), which commits need so that concurrent writers cannot overwrite each other's versions; use a store that does, or, if only one process ever writes to this table, set the storage option single_writer=true",
-                self.url()
-            )));
-        }
+        let conditional = self.conditional_commits().await?;
         let mut backoff = Duration::from_millis(5);
         for _ in 0..COMMIT_RETRIES {
             let base = self.load_latest().await?;
@@ -395,21 +390,88 @@ impl TableLocation {
                     return Err(e);
                 }
             };
-            if !won {
-                self.delete_quietly(written).await;
-            } else {
-                self.verify_base(base.as_ref(), version).await?;
-                self.write_hint(version).await;
-                self.remember(version);
+            if won {
+                self.verify_base(base.as_ref().map(|b| (b.version, &b.meta)), version)
+                    .await?;
+                self.committed(version).await;
                 return Ok((version, next));
+            }
+            self.delete_quietly(written).await;
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(500));
+        }
+        Err(self.gave_up())
+    }
+
+    /// Whether commits here are put-if-absent; an error when the store
+    /// cannot do that and the table is not single-writer.
+    async fn conditional_commits(&self) -> Result<bool> {
+        let conditional =
+            conditional_writes(&self.place(), self.store.as_ref(), &self.metadata_dir(), &self.cache).await?;
+        if !conditional && !self.single_writer {
+            return Err(Error::Invalid(format!(
+                "the store of {} does not support conditional writes (put-if-absent), which commits need so that concurrent writers cannot overwrite each other's versions; use a store that does, or, if only one process ever writes to this table, set the storage option single_writer=true",
+                self.url()
+            )));
+        }
+        Ok(conditional)
+    }
+
+    /// After winning `version`: the hint and this session's memory of it.
+    async fn committed(&self, version: u64) {
+        self.write_hint(version).await;
+        self.remember(version);
+    }
+
+    fn gave_up(&self) -> Error {
+        Error::CommitConflict {
+            table: self.url(),
+            detail: format!("gave up after {COMMIT_RETRIES} attempts; other writers keep winning"),
+        }
+    }
+
+    /// Commit a tombstone over a latest version that cannot be read (a
+    /// damaged table: `DROP TABLE` is its way out). The only commit that
+    /// does not build on what it read; it still takes the next number with
+    /// put-if-absent and checks its base afterwards. Returns the
+    /// tombstone's version; `None` when the latest version can be read
+    /// (now) or there is none: then the caller looks again.
+    pub async fn drop_unreadable(&self) -> Result<Option<u64>> {
+        let conditional = self.conditional_commits().await?;
+        let mut backoff = Duration::from_millis(5);
+        for _ in 0..COMMIT_RETRIES {
+            let Some(version) = self.latest_version().await? else {
+                return Ok(None);
+            };
+            let got = match self.store.get(&self.metadata_file(version)).await {
+                Ok(got) => got,
+                Err(object_store::Error::NotFound { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let meta = got.meta.clone();
+            let bytes = got.bytes().await?;
+            if VersionDoc::from_json(&bytes).is_ok() {
+                return Ok(None);
+            }
+            // The dropped table's uuid, when even that much can be read.
+            let table_uuid = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|v| v.get("table-uuid")?.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let tombstone = VersionDoc::Dropped(Tombstone {
+                format_version: FORMAT_VERSION,
+                table_uuid,
+                dropped_at_ms: chrono::Utc::now().timestamp_millis(),
+            });
+            if self.try_write_version(version + 1, &tombstone, conditional).await? {
+                self.verify_base(Some((version, &meta)), version + 1).await?;
+                self.committed(version + 1).await;
+                return Ok(Some(version + 1));
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_millis(500));
         }
-        Err(Error::CommitConflict {
-            table: self.url(),
-            detail: format!("gave up after {COMMIT_RETRIES} attempts; other writers keep winning"),
-        })
+        Err(self.gave_up())
     }
 
     /// Create a table; fails if a live table is already here (a dropped
