@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Tables written by pyiceberg itself, for the "we read what they write" direction and for
+the self-check of iceberg_read.py (both engines must read what pyiceberg wrote).
+
+    make_pyiceberg_table.py create --catalog DIR --name ns.t [--warehouse DIR|s3://…]
+        A SqlCatalog on sqlite (DIR/catalog.db) and a table partitioned by day(ts) and
+        bucket(16, id), filled by two appends (two snapshots).
+
+    make_pyiceberg_table.py register-append --catalog DIR --name ns.t --metadata M --rows JSON
+        register_table(name, M) (M: a metadata.json, e.g. one our engine wrote), then one append
+        of the rows (a JSON list of objects; values are cast to the table's column types, so
+        timestamps may be ISO strings and decimals strings).
+
+Both print a JSON object on stdout: {"metadata": <current metadata location>, "location":
+<table location>, "snapshot_ids": [...oldest first], "rows": [...rendered as iceberg_read.py
+renders them]}.  S3: the same environment variables as iceberg_read.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import decimal
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("PYICEBERG_MAX_WORKERS", "1")
+
+from iceberg_read import pyiceberg_properties, render_table  # noqa: E402
+
+
+def catalog(catalog_dir: str, warehouse: str):
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    os.makedirs(catalog_dir, exist_ok=True)
+    return SqlCatalog(
+        "hp_interop",
+        uri=f"sqlite:///{os.path.join(os.path.abspath(catalog_dir), 'catalog.db')}",
+        warehouse=warehouse,
+        **pyiceberg_properties(warehouse),
+    )
+
+
+def describe(table) -> dict:
+    return {
+        "metadata": table.metadata_location,
+        "location": table.location(),
+        "snapshot_ids": [s.snapshot_id for s in table.metadata.snapshots],
+        "rows": render_table(table.scan().to_arrow()),
+    }
+
+
+def create(args) -> dict:
+    import pyarrow as pa
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import BucketTransform, DayTransform
+    from pyiceberg.types import DecimalType, LongType, NestedField, StringType, TimestampType
+
+    warehouse = args.warehouse or f"file://{os.path.abspath(os.path.join(args.catalog, 'warehouse'))}"
+    cat = catalog(args.catalog, warehouse)
+    namespace = args.name.rsplit(".", 1)[0]
+    cat.create_namespace_if_not_exists(namespace)
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=True),
+        NestedField(2, "ts", TimestampType(), required=False),
+        NestedField(3, "name", StringType(), required=False),
+        NestedField(4, "amount", DecimalType(9, 2), required=False),
+    )
+    spec = PartitionSpec(
+        PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day"),
+        PartitionField(source_id=1, field_id=1001, transform=BucketTransform(16), name="id_bucket"),
+    )
+    table = cat.create_table(args.name, schema=schema, partition_spec=spec)
+    arrow_schema = schema.as_arrow()
+    day = dt.datetime(2024, 1, 1, 10, 0, 0)
+    batches = [
+        [(i, day + dt.timedelta(days=i % 3, microseconds=i), f"n{i}", decimal.Decimal(f"{i}.50")) for i in range(1, 7)],
+        [(7, None, None, None), (8, dt.datetime(1969, 12, 31, 23, 59, 59), "before epoch", decimal.Decimal("-1.25"))],
+    ]
+    for rows in batches:
+        columns = list(zip(*rows))
+        table.append(pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, arrow_schema)], schema=arrow_schema))
+    return describe(cat.load_table(args.name))
+
+
+def register_append(args) -> dict:
+    import pyarrow as pa
+
+    cat = catalog(args.catalog, args.warehouse or args.metadata.rsplit("/metadata/", 1)[0])
+    namespace = args.name.rsplit(".", 1)[0]
+    cat.create_namespace_if_not_exists(namespace)
+    table = cat.register_table(args.name, args.metadata)
+    with open(args.rows, encoding="utf-8") as f:
+        rows = json.load(f)
+    arrow_schema = table.schema().as_arrow()
+    columns = []
+    for field in arrow_schema:
+        values = pa.array([row.get(field.name) for row in rows])
+        columns.append(values if values.type == field.type else values.cast(field.type))
+    table.append(pa.Table.from_arrays(columns, schema=arrow_schema))
+    return describe(cat.load_table(args.name))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("action", choices=["create", "register-append"])
+    parser.add_argument("--catalog", required=True, help="directory of the sqlite catalog")
+    parser.add_argument("--name", required=True, help="namespace.table")
+    parser.add_argument("--warehouse", help="the catalog's warehouse (default DIR/warehouse)")
+    parser.add_argument("--metadata", help="register-append: the metadata.json to register")
+    parser.add_argument("--rows", help="register-append: a JSON file with a list of rows")
+    args = parser.parse_args()
+    if args.action == "register-append" and not (args.metadata and args.rows):
+        parser.error("register-append needs --metadata and --rows")
+    result = create(args) if args.action == "create" else register_append(args)
+    print(json.dumps(result, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
