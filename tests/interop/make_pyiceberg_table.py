@@ -6,6 +6,9 @@ the self-check of iceberg_read.py (both engines must read what pyiceberg wrote).
         A SqlCatalog on sqlite (DIR/catalog.db) and a table partitioned by day(ts) and
         bucket(16, id), filled by two appends (two snapshots).
 
+    make_pyiceberg_table.py create-types --catalog DIR --name ns.t [--warehouse …]
+        A table of every Iceberg v2 type we share (nested ones too), one append.
+
     make_pyiceberg_table.py register-append --catalog DIR --name ns.t --metadata M --rows JSON
         register_table(name, M) (M: a metadata.json, e.g. one our engine wrote), then one append
         of the rows (a JSON list of objects; values are cast to the table's column types, so
@@ -86,6 +89,49 @@ def create(args) -> dict:
     return describe(cat.load_table(args.name))
 
 
+def create_types(args) -> dict:
+    """Every Iceberg v2 type we share (nested ones included), unpartitioned, one append."""
+    import pyarrow as pa
+
+    warehouse = args.warehouse or f"file://{os.path.abspath(os.path.join(args.catalog, 'warehouse'))}"
+    cat = catalog(args.catalog, warehouse)
+    cat.create_namespace_if_not_exists(args.name.rsplit(".", 1)[0])
+    schema = pa.schema(
+        [
+            ("b", pa.bool_()),
+            ("i", pa.int32()),
+            ("l", pa.int64()),
+            ("f", pa.float32()),
+            ("d", pa.float64()),
+            ("dec", pa.decimal128(10, 2)),
+            ("dt", pa.date32()),
+            ("tm", pa.time64("us")),
+            ("ts", pa.timestamp("us")),
+            ("tz", pa.timestamp("us", tz="UTC")),
+            ("s", pa.string()),
+            ("bin", pa.binary()),
+            ("st", pa.struct([("a", pa.int64()), ("b", pa.string())])),
+            ("li", pa.list_(pa.int64())),
+            ("m", pa.map_(pa.string(), pa.int64())),
+        ]
+    )
+    utc = dt.timezone.utc
+    rows = [
+        dict(b=True, i=1, l=2, f=1.1, d=2.25, dec=decimal.Decimal("10.50"), dt=dt.date(2024, 1, 1),
+             tm=dt.time(10, 0, 0, 123456), ts=dt.datetime(2024, 1, 1, 10, 0, 0, 1),
+             tz=dt.datetime(2024, 1, 1, 10, tzinfo=utc), s='x"y', bin=b"\x00\xff", st={"a": 1, "b": "q"},
+             li=[1, 2, None], m=[("k1", 1), ("k2", 2)]),
+        dict(b=False, i=-7, l=-9000000000, f=-0.25, d=1e10, dec=decimal.Decimal("-0.01"), dt=dt.date(1969, 12, 31),
+             tm=dt.time(23, 59, 59), ts=dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
+             tz=dt.datetime(1970, 1, 1, tzinfo=utc), s="日本語", bin=b"", st={"a": None, "b": None}, li=[], m=[]),
+        {name: None for name in schema.names},
+    ]
+    data = pa.Table.from_pylist(rows, schema=schema)
+    table = cat.create_table(args.name, schema=data.schema)
+    table.append(data)
+    return describe(cat.load_table(args.name))
+
+
 def register_append(args) -> dict:
     import pyarrow as pa
 
@@ -106,7 +152,7 @@ def register_append(args) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["create", "register-append"])
+    parser.add_argument("action", choices=["create", "create-types", "register-append"])
     parser.add_argument("--catalog", required=True, help="directory of the sqlite catalog")
     parser.add_argument("--name", required=True, help="namespace.table")
     parser.add_argument("--warehouse", help="the catalog's warehouse (default DIR/warehouse)")
@@ -115,7 +161,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.action == "register-append" and not (args.metadata and args.rows):
         parser.error("register-append needs --metadata and --rows")
-    result = create(args) if args.action == "create" else register_append(args)
+    actions = {"create": create, "create-types": create_types, "register-append": register_append}
+    result = actions[args.action](args)
     print(json.dumps(result, ensure_ascii=False))
     return 0
 
