@@ -14,7 +14,8 @@ the self-check of iceberg_read.py (both engines must read what pyiceberg wrote).
         of the rows (a JSON list of objects; values are cast to the table's column types, so
         timestamps may be ISO strings and decimals strings).
 
-Both print a JSON object on stdout: {"metadata": <current metadata location>, "location":
+All of them write metadata/version-hint.text (pyiceberg does not), so both engines also read
+the table by its directory.  They print a JSON object on stdout: {"metadata": <current metadata location>, "location":
 <table location>, "snapshot_ids": [...oldest first], "rows": [...rendered as iceberg_read.py
 renders them]}.  S3: the same environment variables as iceberg_read.py.
 """
@@ -47,12 +48,23 @@ def catalog(catalog_dir: str, warehouse: str):
 
 
 def describe(table) -> dict:
+    write_version_hint(table)
     return {
         "metadata": table.metadata_location,
         "location": table.location(),
         "snapshot_ids": [s.snapshot_id for s in table.metadata.snapshots],
         "rows": render_table(table.scan().to_arrow()),
     }
+
+
+def write_version_hint(table) -> None:
+    """metadata/version-hint.text naming the current metadata file (without `.metadata.json`),
+    which pyiceberg does not write itself: readers that find a table by its directory
+    (StaticTable.from_metadata(dir), DuckDB's iceberg_scan(dir)) then find this one."""
+    name = table.metadata_location.rsplit("/", 1)[1].removesuffix(".metadata.json")
+    hint = f"{table.location()}/metadata/version-hint.text"
+    with table.io.new_output(hint).create(overwrite=True) as out:
+        out.write(name.encode())
 
 
 def create(args) -> dict:
