@@ -1081,11 +1081,15 @@ fn dropped_tables_stop_resolving() {
 /// we named (`v<N>.metadata.json`): the highest number.
 fn newest_metadata_file(table_dir: &str) -> String {
     let dir = format!("{}/metadata", table_dir.strip_prefix("file://").unwrap_or(table_dir));
-    let names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{dir}: {e}"))
-        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-        .filter(|n| n.ends_with(".metadata.json"))
-        .collect();
+    let names: Vec<String> = if dir.starts_with("s3://") {
+        list_s3(&format!("{dir}/"))
+    } else {
+        std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect()
+    };
+    let names: Vec<String> = names.into_iter().filter(|n| n.ends_with(".metadata.json")).collect();
     let number = |n: &str| -> u64 {
         let n = n.strip_prefix('v').unwrap_or(n);
         n.split(['-', '.']).next().unwrap().parse().unwrap_or(0)
@@ -1210,13 +1214,51 @@ fn s3_tables_read_the_same() {
     let last = wh.latest_metadata("t");
     wh.sql("DROP TABLE t");
     assert_unreadable(&python, &[last, wh.table_dir("t")], "after DROP TABLE on S3");
+}
 
-    // And we read what pyiceberg writes on S3.
+/// The S3 side of the harness, on a table pyiceberg wrote there: both engines and we read
+/// it through s3:// URLs alike, with the same planned files and snapshots.
+#[test]
+fn a_pyiceberg_table_on_s3_reads_the_same() {
+    let Some(python) = python("a_pyiceberg_table_on_s3_reads_the_same") else {
+        return;
+    };
+    let server = match S3Server::from_env() {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            skipped_without_s3("a_pyiceberg_table_on_s3_reads_the_same");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let wh = Warehouse::s3(&server, "iceberg-interop-pyiceberg");
     let catalog = tempfile::tempdir().unwrap();
     let made = make_pyiceberg_table(&python, catalog.path(), Some(&format!("{}/pyiceberg", wh.url)));
-    let metadata = made["metadata"].as_str().unwrap();
-    let ours = wh.rows(&format!(
-        "CREATE EXTERNAL TABLE ev STORED AS ICEBERG LOCATION '{metadata}'; SELECT * FROM ev"
-    ));
-    assert_eq!(ours, sorted(made["rows"].as_array().unwrap().clone()));
+    let location = made["location"].as_str().unwrap();
+    assert!(location.starts_with("s3://"), "{location}");
+    let wh = wh.with_foreign("ev", location);
+    assert_eq!(
+        wh.rows("SELECT * FROM ev"),
+        sorted(made["rows"].as_array().unwrap().clone())
+    );
+    let day3 = Query {
+        ours: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
+        pyiceberg: Some("ts >= '2024-01-03T00:00:00'"),
+        duckdb: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
+        files: true,
+    };
+    assert_same(
+        &python,
+        &wh,
+        "ev",
+        "pyiceberg's table on S3",
+        &[ALL, day3, same("id = 3")],
+    );
+    let snapshots: Vec<i64> = made["snapshot_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_time_travel(&python, &wh, "ev", &snapshots);
 }
