@@ -1,0 +1,1264 @@
+//! Our tables are Iceberg tables: engines nobody here wrote read them.
+//!
+//! Each test writes a table with our CLI (a separate process, as a user would), then reads it
+//! with pyiceberg 0.12 (`StaticTable.from_metadata`) and DuckDB 1.4.4 (`iceberg_scan`) through
+//! `tests/interop/iceberg_read.py`, and compares with our own answer: the same rows (rendered
+//! from their Arrow types by the same rules on both sides, see the script's doc), pyiceberg's
+//! `plan_files()` against our `EXPLAIN FILES` for the same predicate, time travel by snapshot
+//! id against `"t@<id>"`. The latest `metadata/v<N>.metadata.json` is read, and the table
+//! directory (through `metadata/version-hint.text`) too.
+//!
+//! The readers live in a Python environment (`.ci/requirements-iceberg.txt`, installed by
+//! `.ci/run`): `HP_ICEBERG_PYTHON` names its interpreter. Without it these tests say loudly
+//! that they were skipped; with `HP_ICEBERG_REQUIRED=1` (CI) they fail instead.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::datatypes::TimeUnit;
+use datafusion::arrow::record_batch::RecordBatch;
+use hidden_partitions::slt::{S3Server, skipped_without_s3};
+use serde_json::{Value, json};
+
+// --- the readers ----------------------------------------------------------------------------
+
+/// The Python interpreter of the reader environment, or `None` (after saying so loudly).
+fn python(test: &str) -> Option<PathBuf> {
+    let python = std::env::var("HP_ICEBERG_PYTHON").ok().filter(|p| !p.is_empty());
+    let required = std::env::var("HP_ICEBERG_REQUIRED").is_ok_and(|v| v == "1");
+    match python {
+        Some(p) => Some(PathBuf::from(p)),
+        None if required => panic!(
+            "HP_ICEBERG_REQUIRED=1 but HP_ICEBERG_PYTHON is not set: the Iceberg readers (pyiceberg, DuckDB) are missing"
+        ),
+        None => {
+            eprintln!(
+                "\n*** SKIPPED {test}: no Iceberg readers (set HP_ICEBERG_PYTHON to a python with \
+                 .ci/requirements-iceberg.txt installed, or run .ci/run) ***\n"
+            );
+            None
+        }
+    }
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop").join(name)
+}
+
+/// One read by one engine, as `iceberg_read.py --batch` takes it.
+#[derive(Clone, Debug)]
+struct Read {
+    engine: &'static str,
+    metadata: String,
+    filter: Option<String>,
+    sql_where: Option<String>,
+    snapshot_id: Option<i64>,
+    plan_files: bool,
+}
+
+impl Read {
+    fn new(engine: &'static str, metadata: &str) -> Self {
+        Self {
+            engine,
+            metadata: metadata.to_string(),
+            filter: None,
+            sql_where: None,
+            snapshot_id: None,
+            plan_files: false,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "engine": self.engine,
+            "metadata": self.metadata,
+            "filter": self.filter,
+            "sql_where": self.sql_where,
+            "snapshot_id": self.snapshot_id,
+            "plan_files": self.plan_files,
+        })
+    }
+}
+
+/// Runs all reads in one python process; one result per read: `{"rows", "files"?}` or `{"error"}`.
+fn read_all(python: &Path, reads: &[Read]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let batch = dir.path().join("reads.json");
+    let list: Vec<Value> = reads.iter().map(Read::to_json).collect();
+    std::fs::write(&batch, serde_json::to_vec(&list).unwrap()).unwrap();
+    let o = Command::new(python)
+        .arg(script("iceberg_read.py"))
+        .arg("--batch")
+        .arg(&batch)
+        .output()
+        .expect("the reader python runs");
+    assert!(o.status.success(), "iceberg_read.py failed: {}", text(&o.stderr));
+    let results: Vec<Value> = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("iceberg_read.py printed no JSON ({e}): {}", text(&o.stdout)));
+    assert_eq!(results.len(), reads.len());
+    results
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+// --- our side --------------------------------------------------------------------------------
+
+/// A warehouse (local directory or S3 prefix) and the CLI arguments that reach it.
+struct Warehouse {
+    url: String,
+    args: Vec<String>,
+    /// statements run first in every session (`CREATE EXTERNAL TABLE` of a foreign table)
+    prelude: String,
+    /// foreign tables registered by the prelude: name → table directory
+    foreign: BTreeMap<String, String>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Warehouse {
+    fn local() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self {
+            url: dir.path().join("wh").to_string_lossy().to_string(),
+            args: Vec::new(),
+            prelude: String::new(),
+            foreign: BTreeMap::new(),
+            _dir: Some(dir),
+        }
+    }
+
+    /// Every session of this warehouse also sees the Iceberg table at `dir` as `name`.
+    fn with_foreign(mut self, name: &str, dir: &str) -> Self {
+        let location = dir.strip_prefix("file://").unwrap_or(dir);
+        self.prelude += &format!("CREATE EXTERNAL TABLE {name} STORED AS ICEBERG LOCATION '{location}'; ");
+        self.foreign.insert(name.to_string(), dir.to_string());
+        self
+    }
+
+    fn s3(server: &S3Server, name: &str) -> Self {
+        Self {
+            url: server.prefix(name),
+            args: server.cli_args(),
+            prelude: String::new(),
+            foreign: BTreeMap::new(),
+            _dir: None,
+        }
+    }
+
+    fn is_s3(&self) -> bool {
+        self.url.starts_with("s3://")
+    }
+
+    /// The table's directory as the readers name it.
+    fn table_dir(&self, table: &str) -> String {
+        match self.foreign.get(table) {
+            Some(dir) => dir.clone(),
+            None => format!("{}/{table}", self.url),
+        }
+    }
+
+    /// Runs statements with our CLI (`-c`, one process); panics with stderr on failure.
+    fn sql(&self, sql: &str) -> String {
+        let o = self.cli(sql);
+        assert!(o.status.success(), "our CLI failed on {sql:?}: {}", text(&o.stderr));
+        text(&o.stdout)
+    }
+
+    fn cli(&self, sql: &str) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+            .arg("--warehouse")
+            .arg(&self.url)
+            .args(&self.args)
+            .args(["--format", "json", "-c", &format!("{}{sql}", self.prelude)])
+            .output()
+            .expect("our CLI runs")
+    }
+
+    /// Our rows for one query, rendered like `iceberg_read.py` renders theirs.
+    fn rows(&self, sql: &str) -> Vec<Value> {
+        let sql = format!("{}{sql}", self.prelude);
+        let url = self.url.clone();
+        let s3 = self.is_s3();
+        let batches = runtime().block_on(async move {
+            let options = if s3 {
+                S3Server::from_env()
+                    .unwrap()
+                    .expect("an S3 warehouse needs the S3 server")
+                    .options()
+            } else {
+                hidden_partitions::StorageOptions::new()
+            };
+            let ctx = hidden_partitions::session_with(hidden_partitions::Warehouse::open(&url, options).unwrap())
+                .await
+                .unwrap();
+            let mut results = hidden_partitions::execute_sql(&ctx, &sql)
+                .await
+                .unwrap_or_else(|e| panic!("our query {sql:?} failed: {e}"));
+            results.pop().unwrap().batches
+        });
+        sorted(batches.iter().flat_map(render_batch).collect())
+    }
+
+    /// One JSON value of our CLI's output (the last statement's array).
+    fn json(&self, sql: &str) -> Vec<Value> {
+        let out = self.sql(sql);
+        let last = out.lines().last().unwrap_or("[]");
+        serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {out}"))
+    }
+
+    /// Our snapshot ids, oldest first.
+    fn snapshot_ids(&self, table: &str) -> Vec<i64> {
+        self.json(&format!(
+            "SELECT snapshot_id FROM \"{table}$snapshots\" ORDER BY sequence_number"
+        ))
+        .iter()
+        .map(|r| r["snapshot_id"].as_i64().unwrap())
+        .collect()
+    }
+
+    /// `EXPLAIN FILES` of a query: selected file count per spec id.
+    fn explain_files(&self, query: &str) -> BTreeMap<i64, u64> {
+        let mut counts = BTreeMap::new();
+        for row in self.json(&format!("EXPLAIN FILES {query}")) {
+            let selected = row["files"].as_str().unwrap().split('/').next().unwrap();
+            *counts.entry(row["spec_id"].as_i64().unwrap()).or_default() += selected.parse::<u64>().unwrap();
+        }
+        counts.retain(|_, n| *n > 0);
+        counts
+    }
+
+    /// Our live data files: path relative to the table directory → spec id.
+    fn files(&self, table: &str) -> BTreeMap<String, i64> {
+        let dir = self.table_dir(table);
+        self.json(&format!("SELECT path, spec_id FROM \"{table}$files\""))
+            .iter()
+            .map(|r| {
+                let path = r["path"].as_str().unwrap();
+                let relative = relative_path(path, &dir).unwrap_or_else(|| path.to_string());
+                (relative, r["spec_id"].as_i64().unwrap())
+            })
+            .collect()
+    }
+
+    /// The `v<N>.metadata.json` files left in a local table's metadata directory.
+    fn metadata_versions(&self, table: &str) -> Vec<String> {
+        let dir = format!("{}/metadata", self.table_dir(table));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        entries
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .filter(|n| n.starts_with('v') && n.ends_with(".metadata.json"))
+            .map(|n| format!("{dir}/{n}"))
+            .collect()
+    }
+
+    /// The latest `metadata/v<N>.metadata.json` of a table, as a path or URL.
+    fn latest_metadata(&self, table: &str) -> String {
+        let dir = self.table_dir(table);
+        if self.foreign.contains_key(table) {
+            return newest_metadata_file(&dir);
+        }
+        let names = if self.is_s3() {
+            list_s3(&format!("{dir}/metadata/"))
+        } else {
+            std::fs::read_dir(format!("{dir}/metadata"))
+                .unwrap_or_else(|e| panic!("{dir}/metadata: {e}"))
+                .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                .collect()
+        };
+        let latest = names
+            .iter()
+            .filter_map(|n| n.strip_prefix('v')?.strip_suffix(".metadata.json")?.parse::<u64>().ok())
+            .max()
+            .unwrap_or_else(|| panic!("no v<N>.metadata.json in {dir}/metadata: {names:?}"));
+        format!("{dir}/metadata/v{latest}.metadata.json")
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// File names directly under an `s3://bucket/prefix/` of the test server.
+fn list_s3(url: &str) -> Vec<String> {
+    use futures::TryStreamExt;
+    use object_store::ObjectStore;
+    let server = S3Server::from_env().unwrap().unwrap();
+    let rest = url.strip_prefix("s3://").unwrap();
+    let (bucket, prefix) = rest.split_once('/').unwrap();
+    let store = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(&server.endpoint)
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .with_bucket_name(bucket)
+        .with_access_key_id("hp-test-key")
+        .with_secret_access_key("hp-test-secret")
+        .build()
+        .unwrap();
+    let prefix = object_store::path::Path::from(prefix.trim_end_matches('/'));
+    runtime().block_on(async move {
+        let listed: Vec<_> = store.list(Some(&prefix)).try_collect().await.unwrap();
+        listed
+            .into_iter()
+            .filter_map(|m| m.location.filename().map(str::to_string))
+            .collect()
+    })
+}
+
+// --- rendering (the rules of iceberg_read.py) --------------------------------------------------
+
+fn render_batch(batch: &RecordBatch) -> Vec<Value> {
+    let columns: Vec<Vec<Value>> = batch.columns().iter().map(render_array).collect();
+    (0..batch.num_rows())
+        .map(|row| {
+            let object = batch
+                .schema()
+                .fields()
+                .iter()
+                .zip(&columns)
+                .map(|(f, c)| (f.name().clone(), c[row].clone()))
+                .collect();
+            Value::Object(object)
+        })
+        .collect()
+}
+
+fn nanos(unit: &TimeUnit) -> i64 {
+    match unit {
+        TimeUnit::Second => 1_000_000_000,
+        TimeUnit::Millisecond => 1_000_000,
+        TimeUnit::Microsecond => 1_000,
+        TimeUnit::Nanosecond => 1,
+    }
+}
+
+fn timestamp_text(value: i64, unit: &TimeUnit, zone: bool) -> String {
+    let total = value as i128 * nanos(unit) as i128;
+    let (secs, frac) = (total.div_euclid(1_000_000_000) as i64, total.rem_euclid(1_000_000_000));
+    let t = chrono::DateTime::from_timestamp(secs, 0).unwrap().naive_utc();
+    format!(
+        "{}.{frac:09}{}",
+        t.format("%Y-%m-%dT%H:%M:%S"),
+        if zone { "+00:00" } else { "" }
+    )
+}
+
+fn time_text(value: i64, unit: &TimeUnit) -> String {
+    let total = value * nanos(unit);
+    let (secs, frac) = (total / 1_000_000_000, total % 1_000_000_000);
+    format!("{:02}:{:02}:{:02}.{frac:09}", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+fn float_value(v: f64) -> Value {
+    if v.is_nan() {
+        json!("NaN")
+    } else if v.is_infinite() {
+        json!(if v > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        json!(v)
+    }
+}
+
+fn hex(bytes: &[u8]) -> Value {
+    Value::String(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The values of one Arrow array, rendered as `iceberg_read.py` documents.
+fn render_array(array: &ArrayRef) -> Vec<Value> {
+    use datafusion::arrow::datatypes::*;
+    let a = array.as_ref();
+    let values: Vec<Value> = match a.data_type() {
+        DataType::Null => vec![Value::Null; a.len()],
+        DataType::Boolean => a.as_boolean().iter().map(|v| json!(v)).collect(),
+        DataType::Int8 => a.as_primitive::<Int8Type>().iter().map(|v| json!(v)).collect(),
+        DataType::Int16 => a.as_primitive::<Int16Type>().iter().map(|v| json!(v)).collect(),
+        DataType::Int32 => a.as_primitive::<Int32Type>().iter().map(|v| json!(v)).collect(),
+        DataType::Int64 => a.as_primitive::<Int64Type>().iter().map(|v| json!(v)).collect(),
+        DataType::Float32 => a
+            .as_primitive::<Float32Type>()
+            .iter()
+            // the shortest decimal that round-trips as f32, as a double
+            .map(|v| {
+                v.map_or(Value::Null, |v| {
+                    float_value(format!("{v}").parse::<f64>().unwrap_or(f64::NAN))
+                })
+            })
+            .collect(),
+        DataType::Float64 => a
+            .as_primitive::<Float64Type>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, float_value))
+            .collect(),
+        DataType::Decimal128(_, _) => {
+            let d = a.as_primitive::<Decimal128Type>();
+            (0..d.len())
+                .map(|i| {
+                    if d.is_null(i) {
+                        Value::Null
+                    } else {
+                        json!(d.value_as_string(i))
+                    }
+                })
+                .collect()
+        }
+        DataType::Date32 => a
+            .as_primitive::<Date32Type>()
+            .iter()
+            .map(|v| {
+                v.map_or(Value::Null, |d| {
+                    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
+                    json!(
+                        (epoch + chrono::TimeDelta::days(d as i64))
+                            .format("%Y-%m-%d")
+                            .to_string()
+                    )
+                })
+            })
+            .collect(),
+        DataType::Time64(unit) => {
+            let ints = datafusion::arrow::compute::cast(a, &DataType::Int64).unwrap();
+            ints.as_primitive::<Int64Type>()
+                .iter()
+                .map(|v| v.map_or(Value::Null, |v| json!(time_text(v, unit))))
+                .collect()
+        }
+        DataType::Timestamp(unit, zone) => {
+            let ints = datafusion::arrow::compute::cast(a, &DataType::Int64).unwrap();
+            ints.as_primitive::<Int64Type>()
+                .iter()
+                .map(|v| v.map_or(Value::Null, |v| json!(timestamp_text(v, unit, zone.is_some()))))
+                .collect()
+        }
+        DataType::Utf8 => a.as_string::<i32>().iter().map(|v| json!(v)).collect(),
+        DataType::LargeUtf8 => a.as_string::<i64>().iter().map(|v| json!(v)).collect(),
+        DataType::Utf8View => a.as_string_view().iter().map(|v| json!(v)).collect(),
+        DataType::Binary => a
+            .as_binary::<i32>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, hex))
+            .collect(),
+        DataType::LargeBinary => a
+            .as_binary::<i64>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, hex))
+            .collect(),
+        DataType::BinaryView => a.as_binary_view().iter().map(|v| v.map_or(Value::Null, hex)).collect(),
+        DataType::FixedSizeBinary(_) => a
+            .as_fixed_size_binary()
+            .iter()
+            .map(|v| v.map_or(Value::Null, hex))
+            .collect(),
+        DataType::Struct(fields) => {
+            let s = a.as_struct();
+            let children: Vec<Vec<Value>> = s.columns().iter().map(render_array).collect();
+            (0..s.len())
+                .map(|i| {
+                    Value::Object(
+                        fields
+                            .iter()
+                            .zip(&children)
+                            .map(|(f, c)| (f.name().clone(), c[i].clone()))
+                            .collect(),
+                    )
+                })
+                .collect()
+        }
+        DataType::List(_) => {
+            let l = a.as_list::<i32>();
+            let values = render_array(l.values());
+            let offsets = l.value_offsets();
+            (0..l.len())
+                .map(|i| Value::Array(values[offsets[i] as usize..offsets[i + 1] as usize].to_vec()))
+                .collect()
+        }
+        DataType::LargeList(_) => {
+            let l = a.as_list::<i64>();
+            let values = render_array(l.values());
+            let offsets = l.value_offsets();
+            (0..l.len())
+                .map(|i| Value::Array(values[offsets[i] as usize..offsets[i + 1] as usize].to_vec()))
+                .collect()
+        }
+        DataType::Map(_, _) => {
+            let m = a.as_map();
+            let keys = render_array(m.keys());
+            let items = render_array(m.values());
+            let offsets = m.value_offsets();
+            (0..m.len())
+                .map(|i| {
+                    let (from, to) = (offsets[i] as usize, offsets[i + 1] as usize);
+                    Value::Array((from..to).map(|j| json!([keys[j], items[j]])).collect())
+                })
+                .collect()
+        }
+        DataType::Dictionary(_, value) => {
+            let plain = datafusion::arrow::compute::cast(a, value).unwrap();
+            render_array(&plain)
+        }
+        other => panic!("no rendering for {other}"),
+    };
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| if a.is_null(i) { Value::Null } else { v })
+        .collect()
+}
+
+fn sorted(mut rows: Vec<Value>) -> Vec<Value> {
+    rows.sort_by_cached_key(|r| r.to_string());
+    rows
+}
+
+// --- comparing -------------------------------------------------------------------------------
+
+/// One question asked of every engine: our SQL and the same predicate in each reader's syntax.
+#[derive(Clone, Copy)]
+struct Query<'a> {
+    /// our WHERE clause (`None`: all rows)
+    ours: Option<&'a str>,
+    /// pyiceberg row_filter
+    pyiceberg: Option<&'a str>,
+    /// DuckDB WHERE clause
+    duckdb: Option<&'a str>,
+    /// also compare pyiceberg's plan_files with our EXPLAIN FILES
+    files: bool,
+}
+
+const ALL: Query<'static> = Query {
+    ours: None,
+    pyiceberg: None,
+    duckdb: None,
+    files: false,
+};
+
+/// A predicate written the same in all three dialects.
+fn same(predicate: &str) -> Query<'_> {
+    Query {
+        ours: Some(predicate),
+        pyiceberg: Some(predicate),
+        duckdb: Some(predicate),
+        files: true,
+    }
+}
+
+/// Both engines read `table` (its latest metadata file; DuckDB also the table directory
+/// through `version-hint.text`) and answer each query as we do.
+fn assert_same(python: &Path, wh: &Warehouse, table: &str, step: &str, queries: &[Query]) {
+    let latest = wh.latest_metadata(table);
+    let dir = wh.table_dir(table);
+    let mut reads = Vec::new();
+    let mut expected = Vec::new();
+    for q in queries {
+        let sql = match q.ours {
+            Some(w) => format!("SELECT * FROM \"{table}\" WHERE {w}"),
+            None => format!("SELECT * FROM \"{table}\""),
+        };
+        let ours = wh.rows(&sql);
+        let mut py = Read::new("pyiceberg", &latest);
+        py.filter = q.pyiceberg.map(str::to_string);
+        py.plan_files = q.files;
+        let mut duck = Read::new("duckdb", &latest);
+        duck.sql_where = q.duckdb.map(str::to_string);
+        let mut duck_dir = Read::new("duckdb", &dir);
+        duck_dir.sql_where = duck.sql_where.clone();
+        let mut py_dir = Read::new("pyiceberg", &dir);
+        py_dir.filter = py.filter.clone();
+        for r in [py, duck, duck_dir, py_dir] {
+            reads.push(r);
+            expected.push((sql.clone(), ours.clone()));
+        }
+    }
+    let results = read_all(python, &reads);
+    let ours_files = wh.files(table);
+    for ((read, result), (sql, ours)) in reads.iter().zip(&results).zip(&expected) {
+        let what = format!("{step}: {} reading {} for {sql}", read.engine, read.metadata);
+        if let Some(e) = result.get("error") {
+            panic!("{what}: the reader failed: {e}");
+        }
+        let theirs = sorted(result["rows"].as_array().unwrap().clone());
+        assert_eq!(
+            &theirs,
+            ours,
+            "{what}: rows differ\n theirs: {}\n ours:   {}",
+            Value::Array(theirs.clone()),
+            Value::Array(ours.clone())
+        );
+        if let Some(files) = result.get("files") {
+            assert_same_files(wh, table, &what, files, &ours_files, sql);
+        }
+    }
+}
+
+/// pyiceberg's planned files are ours, and as many per spec as our `EXPLAIN FILES` selects.
+fn assert_same_files(wh: &Warehouse, table: &str, what: &str, files: &Value, ours: &BTreeMap<String, i64>, sql: &str) {
+    let dir = wh.table_dir(table);
+    let mut per_spec: BTreeMap<i64, u64> = BTreeMap::new();
+    for f in files.as_array().unwrap() {
+        let path = f.as_str().unwrap();
+        let relative = relative_path(path, &dir)
+            .unwrap_or_else(|| panic!("{what}: pyiceberg planned {path}, outside the table {dir}"));
+        let spec = ours
+            .get(&relative)
+            .unwrap_or_else(|| panic!("{what}: pyiceberg planned {relative}, not a live file of ours: {ours:?}"));
+        *per_spec.entry(*spec).or_default() += 1;
+    }
+    assert_eq!(
+        per_spec,
+        wh.explain_files(sql),
+        "{what}: pyiceberg's plan_files (per spec) differs from our EXPLAIN FILES"
+    );
+}
+
+/// `path` relative to the table directory `dir` (either may be a `file://` URL).
+fn relative_path(path: &str, dir: &str) -> Option<String> {
+    let strip = |p: &str| p.strip_prefix("file://").unwrap_or(p).to_string();
+    let (path, dir) = (strip(path), strip(dir));
+    path.strip_prefix(&format!("{}/", dir.trim_end_matches('/')))
+        .map(str::to_string)
+}
+
+/// pyiceberg and DuckDB read each snapshot by id as we read `"t@<id>"`.
+fn assert_time_travel(python: &Path, wh: &Warehouse, table: &str, snapshots: &[i64]) {
+    let latest = wh.latest_metadata(table);
+    let mut reads = Vec::new();
+    for id in snapshots {
+        for engine in ["pyiceberg", "duckdb"] {
+            let mut r = Read::new(engine, &latest);
+            r.snapshot_id = Some(*id);
+            reads.push(r);
+        }
+    }
+    let results = read_all(python, &reads);
+    for (read, result) in reads.iter().zip(&results) {
+        let id = read.snapshot_id.unwrap();
+        let ours = wh.rows(&format!("SELECT * FROM \"{table}@{id}\""));
+        let what = format!("{} at snapshot {id} of {}", read.engine, read.metadata);
+        if let Some(e) = result.get("error") {
+            panic!("{what}: the reader failed: {e}");
+        }
+        let theirs = sorted(result["rows"].as_array().unwrap().clone());
+        assert_eq!(theirs, ours, "{what}: rows differ");
+    }
+}
+
+/// Both engines refuse to read `location` (each read must fail).
+fn assert_unreadable(python: &Path, locations: &[String], why: &str) {
+    let reads: Vec<Read> = locations
+        .iter()
+        .flat_map(|l| [Read::new("pyiceberg", l), Read::new("duckdb", l)])
+        .collect();
+    for (read, result) in reads.iter().zip(read_all(python, &reads)) {
+        assert!(
+            result.get("error").is_some(),
+            "{why}: {} still reads {}: {result}",
+            read.engine,
+            read.metadata
+        );
+    }
+}
+
+// --- the scenarios ---------------------------------------------------------------------------
+
+/// The harness itself, on a table pyiceberg wrote (day(ts), bucket(16, id)): both readers
+/// return pyiceberg's rows, and so do we (`STORED AS ICEBERG`), at every snapshot.
+#[test]
+fn a_pyiceberg_table_reads_the_same_in_both_engines_and_ours() {
+    let Some(python) = python("a_pyiceberg_table_reads_the_same_in_both_engines_and_ours") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let made = make_pyiceberg_table(&python, &dir.path().join("catalog"), None);
+    let metadata = made["metadata"].as_str().unwrap().to_string();
+    let expected = sorted(made["rows"].as_array().unwrap().clone());
+    assert_eq!(expected.len(), 8);
+    let snapshots: Vec<i64> = made["snapshot_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+
+    let mut reads = vec![Read::new("pyiceberg", &metadata), Read::new("duckdb", &metadata)];
+    let mut r = Read::new("pyiceberg", &metadata);
+    r.snapshot_id = Some(snapshots[0]);
+    reads.push(r.clone());
+    r.engine = "duckdb";
+    reads.push(r);
+    let results = read_all(&python, &reads);
+    for (read, result) in reads.iter().zip(&results) {
+        assert!(result.get("error").is_none(), "{read:?}: {result}");
+    }
+    assert_eq!(sorted(results[0]["rows"].as_array().unwrap().clone()), expected);
+    assert_eq!(sorted(results[1]["rows"].as_array().unwrap().clone()), expected);
+    assert_eq!(results[2]["rows"].as_array().unwrap().len(), 6);
+    assert_eq!(results[2]["rows"], results[3]["rows"]);
+
+    // We read what pyiceberg wrote, now and as of its first snapshot.
+    let wh = Warehouse::local();
+    let register = format!(
+        "CREATE EXTERNAL TABLE ev STORED AS ICEBERG LOCATION '{}'; ",
+        metadata.strip_prefix("file://").unwrap()
+    );
+    let ours = wh.rows(&format!("{register}SELECT * FROM ev"));
+    assert_eq!(ours, expected);
+    let ours_old = wh.rows(&format!("{register}SELECT * FROM \"ev@{}\"", snapshots[0]));
+    assert_eq!(ours_old, sorted(results[2]["rows"].as_array().unwrap().clone()));
+
+    // The checks our own tables get, on pyiceberg's: rows, plan_files against our EXPLAIN
+    // FILES, both engines by directory too (version-hint.text), time travel.
+    let foreign = Warehouse::local().with_foreign("ev", made["location"].as_str().unwrap());
+    let day3 = Query {
+        ours: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
+        pyiceberg: Some("ts >= '2024-01-03T00:00:00'"),
+        duckdb: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
+        files: true,
+    };
+    let queries = [ALL, same("id = 3"), day3, same("name IS NULL"), same("id IN (1, 8)")];
+    assert_same(&python, &foreign, "ev", "pyiceberg's table", &queries);
+    assert_time_travel(&python, &foreign, "ev", &snapshots);
+
+    // Every type we share: both engines and we render pyiceberg's values alike.
+    let types = make_pyiceberg(&python, "create-types", "ns.types", &dir.path().join("catalog"), None);
+    let metadata = types["metadata"].as_str().unwrap();
+    let expected = sorted(types["rows"].as_array().unwrap().clone());
+    let reads = [Read::new("pyiceberg", metadata), Read::new("duckdb", metadata)];
+    for (read, result) in reads.iter().zip(read_all(&python, &reads)) {
+        assert!(result.get("error").is_none(), "{read:?}: {result}");
+        assert_eq!(sorted(result["rows"].as_array().unwrap().clone()), expected, "{read:?}");
+    }
+    let ours = wh.rows(&format!(
+        "CREATE EXTERNAL TABLE types STORED AS ICEBERG LOCATION '{}'; SELECT * FROM types",
+        metadata.strip_prefix("file://").unwrap()
+    ));
+    assert_eq!(
+        Value::Array(ours),
+        Value::Array(expected),
+        "our reading of pyiceberg's types"
+    );
+}
+
+/// Every type we share with Iceberg v2, nested ones included, reads the same.
+#[test]
+fn every_type_reads_the_same() {
+    let Some(python) = python("every_type_reads_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    // VALUES fixes DataFusion's types; the casts make them the Iceberg v2 ones.
+    wh.sql(
+        "CREATE TABLE typed PARTITIONED BY (b, day(ts), bucket(4, i), truncate(2, s)) AS SELECT
+           b,
+           arrow_cast(i, 'Int32') AS i,
+           arrow_cast(l, 'Int64') AS l,
+           arrow_cast(f, 'Float32') AS f,
+           arrow_cast(d, 'Float64') AS d,
+           arrow_cast(dec, 'Decimal128(10, 2)') AS dec,
+           dt,
+           arrow_cast(tm, 'Time64(Microsecond)') AS tm,
+           arrow_cast(ts, 'Timestamp(Microsecond, None)') AS ts,
+           arrow_cast(tz, 'Timestamp(Microsecond, Some(\"UTC\"))') AS tz,
+           s,
+           bin,
+           CASE WHEN sa IS NULL AND sb IS NULL THEN NULL ELSE named_struct('a', sa, 'b', sb) END AS st,
+           arrow_cast(li, 'List(Int64)') AS li,
+           CASE WHEN mk IS NULL THEN NULL ELSE map([mk, 'k2'], [1, 2]) END AS m
+         FROM (VALUES
+           (true, 1, 10, 1.5, 2.25, 10.50, DATE '2024-01-01', TIME '10:00:00.123456',
+            TIMESTAMP '2024-01-01 10:00:00.000001', TIMESTAMP '2024-01-01 10:00:00', 'x\"y', X'00ff',
+            1, 'q', [1, 2], 'k1'),
+           (false, -7, -9000000000, -0.25, 1e10, -0.01, DATE '1969-12-31', TIME '23:59:59',
+            TIMESTAMP '1969-12-31 23:59:59.999999', TIMESTAMP '1970-01-01 00:00:00', '日本語', X'',
+            NULL, NULL, [], NULL),
+           (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+         ) AS v(b, i, l, f, d, dec, dt, tm, ts, tz, s, bin, sa, sb, li, mk)",
+    );
+    assert_same(
+        &python,
+        &wh,
+        "typed",
+        "CTAS of every type",
+        &[
+            ALL,
+            same("i = 1"),
+            Query {
+                ours: Some("ts >= TIMESTAMP '2024-01-01 00:00:00'"),
+                pyiceberg: Some("ts >= '2024-01-01T00:00:00'"),
+                duckdb: Some("ts >= TIMESTAMP '2024-01-01 00:00:00'"),
+                files: true,
+            },
+            same("s = '日本語'"),
+        ],
+    );
+}
+
+/// Every transform, one source column each; pyiceberg plans the same files as we do.
+#[test]
+fn every_transform_prunes_the_same() {
+    let Some(python) = python("every_transform_prunes_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    wh.sql(
+        "CREATE TABLE tr (id BIGINT, cat VARCHAR, name VARCHAR, n INT, d DATE, ts TIMESTAMP(6), mts TIMESTAMP(6), hts TIMESTAMP(6))
+         PARTITIONED BY (cat, year(d), month(mts), day(ts), hour(hts), bucket(4, id), truncate(2, name), truncate(10, n));
+         INSERT INTO tr VALUES
+           (1, 'a', 'abc', 5, DATE '2023-06-01', TIMESTAMP '2024-01-01 10:00:00', TIMESTAMP '2024-01-15 00:00:00', TIMESTAMP '2024-01-01 01:30:00'),
+           (2, 'b', 'abd', 15, DATE '2024-06-01', TIMESTAMP '2024-01-02 10:00:00', TIMESTAMP '2024-02-15 00:00:00', TIMESTAMP '2024-01-01 02:30:00'),
+           (3, 'a', 'xyz', 25, DATE '1969-06-01', TIMESTAMP '1969-12-31 23:00:00', TIMESTAMP '1969-12-15 00:00:00', TIMESTAMP '1969-12-31 23:30:00'),
+           (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+           (5, 'c', 'ab', -5, DATE '2024-12-31', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-03-01 00:00:00', TIMESTAMP '2024-01-01 03:00:00')",
+    );
+    assert_same(
+        &python,
+        &wh,
+        "tr",
+        "insert over every transform",
+        &[
+            ALL,
+            same("cat = 'a'"),
+            same("cat IS NULL"),
+            Query {
+                ours: Some("d >= DATE '2024-01-01'"),
+                pyiceberg: Some("d >= '2024-01-01'"),
+                duckdb: Some("d >= DATE '2024-01-01'"),
+                files: true,
+            },
+            Query {
+                ours: Some("mts < TIMESTAMP '2024-02-01 00:00:00'"),
+                pyiceberg: Some("mts < '2024-02-01T00:00:00'"),
+                duckdb: Some("mts < TIMESTAMP '2024-02-01 00:00:00'"),
+                files: true,
+            },
+            Query {
+                ours: Some("ts >= TIMESTAMP '2024-01-02 00:00:00'"),
+                pyiceberg: Some("ts >= '2024-01-02T00:00:00'"),
+                duckdb: Some("ts >= TIMESTAMP '2024-01-02 00:00:00'"),
+                files: true,
+            },
+            Query {
+                ours: Some("hts = TIMESTAMP '2024-01-01 02:30:00'"),
+                pyiceberg: Some("hts = '2024-01-01T02:30:00'"),
+                duckdb: Some("hts = TIMESTAMP '2024-01-01 02:30:00'"),
+                files: true,
+            },
+            same("id = 3"),
+            same("id IN (1, 5)"),
+            Query {
+                ours: Some("name LIKE 'ab%'"),
+                pyiceberg: Some("name LIKE 'ab%'"),
+                duckdb: Some("name LIKE 'ab%'"),
+                files: true,
+            },
+            same("n >= 10"),
+        ],
+    );
+}
+
+/// The DML statements, each read back by both engines.
+#[test]
+fn every_dml_statement_reads_the_same() {
+    let Some(python) = python("every_dml_statement_reads_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    let check = |step: &str| {
+        assert_same(
+            &python,
+            &wh,
+            "t",
+            step,
+            &[
+                ALL,
+                same("cat = 'a'"),
+                Query {
+                    ours: Some("ts < TIMESTAMP '2024-01-03 00:00:00'"),
+                    pyiceberg: Some("ts < '2024-01-03T00:00:00'"),
+                    duckdb: Some("ts < TIMESTAMP '2024-01-03 00:00:00'"),
+                    files: true,
+                },
+            ],
+        )
+    };
+    wh.sql(
+        "CREATE TABLE t (id BIGINT, ts TIMESTAMP(6), cat VARCHAR, n INT, amount DECIMAL(9,2))
+         PARTITIONED BY (day(ts), bucket(4, id), cat);
+         INSERT INTO t VALUES
+           (1, TIMESTAMP '2024-01-01 10:00:00', 'a', 10, 1.25), (2, TIMESTAMP '2024-01-02 10:00:00', 'b', 20, 2.50),
+           (3, TIMESTAMP '2024-01-03 10:00:00', 'a', 30, NULL), (4, TIMESTAMP '2024-01-01 11:00:00', 'a', 40, 4.00),
+           (5, TIMESTAMP '2024-01-02 12:00:00', 'b', 50, 5.00)",
+    );
+    check("INSERT");
+    wh.sql("DELETE FROM t WHERE cat = 'b' AND ts >= TIMESTAMP '2024-01-02 12:00:00'");
+    check("DELETE (whole files)");
+    wh.sql("DELETE FROM t WHERE n = 10");
+    check("DELETE (rewritten file)");
+    wh.sql("UPDATE t SET cat = 'c', n = n + 1 WHERE id = 2");
+    check("UPDATE (moves a row to another partition)");
+    wh.sql(
+        "MERGE INTO t USING (SELECT 3 AS id, 99 AS n UNION ALL SELECT 6, 60) s ON t.id = s.id
+         WHEN MATCHED THEN UPDATE SET n = s.n
+         WHEN NOT MATCHED THEN INSERT (id, ts, cat, n, amount) VALUES (s.id, TIMESTAMP '2024-01-04 00:00:00', 'd', s.n, 6.00)",
+    );
+    check("MERGE");
+    wh.sql(
+        "SET hidden_partitions.partition_overwrite_mode = 'dynamic';
+         INSERT OVERWRITE t SELECT 7, TIMESTAMP '2024-01-04 01:00:00', 'd', 70, 7.00",
+    );
+    check("INSERT OVERWRITE (dynamic)");
+    wh.sql("INSERT OVERWRITE t SELECT id + 100, ts, cat, n, amount FROM t WHERE id < 7");
+    check("INSERT OVERWRITE (static)");
+    wh.sql("TRUNCATE TABLE t");
+    check("TRUNCATE");
+    assert_time_travel(&python, &wh, "t", &wh.snapshot_ids("t"));
+}
+
+/// Schema evolution: added, renamed, dropped and widened columns.
+#[test]
+fn schema_evolution_reads_the_same() {
+    let Some(python) = python("schema_evolution_reads_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    wh.sql(
+        "CREATE TABLE s (id BIGINT, ts TIMESTAMP(6), n INT, f REAL, dec DECIMAL(9,2), old VARCHAR) PARTITIONED BY (day(ts));
+         INSERT INTO s VALUES (1, TIMESTAMP '2024-01-01 10:00:00', 1, 1.5, 1.10, 'x'), (2, TIMESTAMP '2024-01-02 10:00:00', 2, NULL, NULL, 'y')",
+    );
+    wh.sql("ALTER TABLE s ADD COLUMN note VARCHAR");
+    wh.sql("INSERT INTO s VALUES (3, TIMESTAMP '2024-01-03 10:00:00', 3, 3.5, 3.30, 'z', 'new')");
+    assert_same(&python, &wh, "s", "ADD COLUMN", &[ALL, same("note IS NULL")]);
+    wh.sql("ALTER TABLE s RENAME COLUMN n TO qty");
+    assert_same(&python, &wh, "s", "RENAME COLUMN", &[ALL, same("qty >= 2")]);
+    wh.sql(
+        "ALTER TABLE s ALTER COLUMN qty TYPE BIGINT;
+         ALTER TABLE s ALTER COLUMN f TYPE DOUBLE;
+         ALTER TABLE s ALTER COLUMN dec TYPE DECIMAL(12,2)",
+    );
+    wh.sql("INSERT INTO s VALUES (4, TIMESTAMP '2024-01-04 10:00:00', 9000000000, 4.25, 4.40, 'w', 'wide')");
+    assert_same(&python, &wh, "s", "widening", &[ALL, same("qty > 3")]);
+    wh.sql("ALTER TABLE s DROP COLUMN old");
+    assert_same(&python, &wh, "s", "DROP COLUMN", &[ALL, same("id = 1")]);
+    assert_time_travel(&python, &wh, "s", &wh.snapshot_ids("s"));
+}
+
+/// Partition evolution: files of several specs, pruned per spec by pyiceberg as by us.
+#[test]
+fn partition_evolution_reads_the_same() {
+    let Some(python) = python("partition_evolution_reads_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    let ts_query = Query {
+        ours: Some("ts >= TIMESTAMP '2024-02-02 00:00:00'"),
+        pyiceberg: Some("ts >= '2024-02-02T00:00:00'"),
+        duckdb: Some("ts >= TIMESTAMP '2024-02-02 00:00:00'"),
+        files: true,
+    };
+    wh.sql(
+        "CREATE TABLE p (id BIGINT, ts TIMESTAMP(6), region VARCHAR) PARTITIONED BY (month(ts));
+         INSERT INTO p VALUES (1, TIMESTAMP '2024-01-05 00:00:00', 'EU'), (2, TIMESTAMP '2024-02-05 00:00:00', 'US');
+         ALTER TABLE p REPLACE PARTITION FIELD ts_month WITH day(ts) AS ts_day;
+         INSERT INTO p VALUES (3, TIMESTAMP '2024-02-01 00:00:00', 'EU'), (4, TIMESTAMP '2024-02-03 00:00:00', 'US');
+         ALTER TABLE p ADD PARTITION FIELD bucket(8, id);
+         INSERT INTO p VALUES (5, TIMESTAMP '2024-02-04 00:00:00', 'EU'), (6, TIMESTAMP '2024-03-01 00:00:00', NULL)",
+    );
+    let queries = [ALL, ts_query, same("id = 5"), same("region = 'EU'")];
+    assert_same(&python, &wh, "p", "three specs", &queries);
+    wh.sql("ALTER TABLE p DROP PARTITION FIELD ts_day; ALTER TABLE p ADD PARTITION FIELD region");
+    wh.sql("INSERT INTO p VALUES (7, TIMESTAMP '2024-02-10 00:00:00', 'EU')");
+    assert_same(&python, &wh, "p", "dropped and added fields", &queries);
+    assert_time_travel(&python, &wh, "p", &wh.snapshot_ids("p"));
+}
+
+/// optimize rewrites into the current spec; expire_snapshots removes snapshots from the
+/// Iceberg metadata too (an expired id no longer reads anywhere).
+#[test]
+fn optimize_and_expire_snapshots_read_the_same() {
+    let Some(python) = python("optimize_and_expire_snapshots_read_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    wh.sql(
+        "CREATE TABLE o (id BIGINT, ts TIMESTAMP(6), v VARCHAR) PARTITIONED BY (day(ts));
+         INSERT INTO o VALUES (1, TIMESTAMP '2024-01-01 00:00:00', 'a');
+         INSERT INTO o VALUES (2, TIMESTAMP '2024-01-01 01:00:00', 'b');
+         INSERT INTO o VALUES (3, TIMESTAMP '2024-01-02 00:00:00', 'c');
+         ALTER TABLE o ADD PARTITION FIELD bucket(4, id);
+         INSERT INTO o VALUES (4, TIMESTAMP '2024-01-02 01:00:00', 'd')",
+    );
+    let before = wh.snapshot_ids("o");
+    wh.sql("ALTER TABLE o EXECUTE optimize");
+    let day2 = Query {
+        ours: Some("ts >= TIMESTAMP '2024-01-02 00:00:00'"),
+        pyiceberg: Some("ts >= '2024-01-02T00:00:00'"),
+        duckdb: Some("ts >= TIMESTAMP '2024-01-02 00:00:00'"),
+        files: true,
+    };
+    assert_same(&python, &wh, "o", "optimize", &[ALL, day2, same("id = 2")]);
+    assert_time_travel(&python, &wh, "o", &wh.snapshot_ids("o"));
+    wh.sql("ALTER TABLE o EXECUTE expire_snapshots(retention_threshold => '0s')");
+    let kept = wh.snapshot_ids("o");
+    assert_eq!(kept.len(), 1, "only the current snapshot is kept");
+    assert_same(&python, &wh, "o", "expire_snapshots", &[ALL, day2]);
+    assert_time_travel(&python, &wh, "o", &kept);
+    // The expired snapshots are gone from the Iceberg metadata as well.
+    let latest = wh.latest_metadata("o");
+    let reads: Vec<Read> = before
+        .iter()
+        .flat_map(|id| {
+            ["pyiceberg", "duckdb"].map(|engine| Read {
+                snapshot_id: Some(*id),
+                ..Read::new(engine, &latest)
+            })
+        })
+        .collect();
+    for (read, result) in reads.iter().zip(read_all(&python, &reads)) {
+        assert!(
+            result.get("error").is_some(),
+            "{read:?} still reads an expired snapshot: {result}"
+        );
+    }
+}
+
+/// After DROP TABLE neither the table directory nor the last metadata file resolves.
+#[test]
+fn dropped_tables_stop_resolving() {
+    let Some(python) = python("dropped_tables_stop_resolving") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    wh.sql(
+        "CREATE TABLE d (id BIGINT, ts TIMESTAMP(6)) PARTITIONED BY (day(ts));
+         INSERT INTO d VALUES (1, TIMESTAMP '2024-01-01 00:00:00')",
+    );
+    assert_same(&python, &wh, "d", "before DROP", &[ALL]);
+    let last = wh.latest_metadata("d");
+    wh.sql("DROP TABLE d");
+    // Whatever stays behind (a tombstone version, say) is no Iceberg table either.
+    let mut gone = vec![last, wh.table_dir("d")];
+    gone.extend(wh.metadata_versions("d"));
+    assert_unreadable(&python, &gone, "after DROP TABLE");
+
+    // A table with a LOCATION, dropped with PURGE.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let location = elsewhere.path().join("l").to_string_lossy().to_string();
+    wh.sql(&format!(
+        "CREATE TABLE l (id BIGINT, s VARCHAR) PARTITIONED BY (bucket(2, id)) LOCATION '{location}';
+         INSERT INTO l VALUES (1, 'a'), (2, 'b')"
+    ));
+    let versions = |dir: &str| -> Vec<String> {
+        std::fs::read_dir(format!("{dir}/metadata"))
+            .map(|entries| {
+                entries
+                    .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                    .filter(|n| n.starts_with('v') && n.ends_with(".metadata.json"))
+                    .map(|n| format!("{dir}/metadata/{n}"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = versions(&location);
+    assert!(!before.is_empty(), "no metadata versions at {location}");
+    let reads = [Read::new("pyiceberg", &location), Read::new("duckdb", &location)];
+    for (read, result) in reads.iter().zip(read_all(&python, &reads)) {
+        assert_eq!(result["rows"].as_array().map(Vec::len), Some(2), "{read:?}: {result}");
+    }
+    wh.sql("DROP TABLE l PURGE");
+    let mut gone = before;
+    gone.push(location.clone());
+    gone.extend(versions(&location));
+    assert_unreadable(&python, &gone, "after DROP TABLE … PURGE of a LOCATION table");
+}
+
+/// The newest metadata file of a table pyiceberg named (`NNNNN-<uuid>.metadata.json`) or
+/// we named (`v<N>.metadata.json`): the highest number.
+fn newest_metadata_file(table_dir: &str) -> String {
+    let dir = format!("{}/metadata", table_dir.strip_prefix("file://").unwrap_or(table_dir));
+    let names: Vec<String> = if dir.starts_with("s3://") {
+        list_s3(&format!("{dir}/"))
+    } else {
+        std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect()
+    };
+    let names: Vec<String> = names.into_iter().filter(|n| n.ends_with(".metadata.json")).collect();
+    let number = |n: &str| -> u64 {
+        let n = n.strip_prefix('v').unwrap_or(n);
+        n.split(['-', '.']).next().unwrap().parse().unwrap_or(0)
+    };
+    let newest = names
+        .iter()
+        .max_by_key(|n| number(n.as_str()))
+        .unwrap_or_else(|| panic!("no metadata in {dir}"));
+    format!("{dir}/{newest}")
+}
+
+/// The round trip: a pyiceberg table we append to, update and evolve; pyiceberg registers
+/// our latest metadata and appends again; we read its metadata back, every row once.
+#[test]
+fn round_trip_with_pyiceberg() {
+    let Some(python) = python("round_trip_with_pyiceberg") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let made = make_pyiceberg_table(&python, &dir.path().join("catalog"), None);
+    let location = made["location"].as_str().unwrap();
+    let table_dir = location.strip_prefix("file://").unwrap_or(location).to_string();
+    let wh = Warehouse::local();
+    let register = format!("CREATE EXTERNAL TABLE ev STORED AS ICEBERG LOCATION '{table_dir}'; ");
+    wh.sql(&format!(
+        "{register}
+         INSERT INTO ev VALUES (9, TIMESTAMP '2024-01-05 00:00:00', 'ours', 9.99);
+         UPDATE ev SET name = 'updated' WHERE id = 1;
+         ALTER TABLE ev ADD COLUMN note VARCHAR;
+         INSERT INTO ev VALUES (10, TIMESTAMP '2024-01-06 00:00:00', 'ours again', 10.00, 'with note')"
+    ));
+    let ours = wh.rows(&format!("{register}SELECT * FROM ev"));
+    assert_eq!(ours.len(), 10);
+    let latest = newest_metadata_file(&table_dir);
+    let reads = [
+        Read::new("pyiceberg", &latest),
+        Read::new("duckdb", &latest),
+        Read::new("pyiceberg", &table_dir),
+    ];
+    for (read, result) in reads.iter().zip(read_all(&python, &reads)) {
+        assert!(result.get("error").is_none(), "{read:?}: {result}");
+        assert_eq!(sorted(result["rows"].as_array().unwrap().clone()), ours, "{read:?}");
+    }
+
+    let rows = dir.path().join("rows.json");
+    std::fs::write(
+        &rows,
+        r#"[{"id": 11, "ts": "2024-01-07T00:00:00", "name": "pyiceberg again", "amount": "11.00", "note": "py"}]"#,
+    )
+    .unwrap();
+    let o = Command::new(&python)
+        .arg(script("make_pyiceberg_table.py"))
+        .args(["register-append", "--catalog"])
+        .arg(dir.path().join("catalog2"))
+        .args(["--name", "ns.ours", "--metadata", &latest, "--rows"])
+        .arg(&rows)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "register-append: {}", text(&o.stderr));
+    let appended: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let theirs = sorted(appended["rows"].as_array().unwrap().clone());
+    assert_eq!(theirs.len(), 11);
+    let metadata = appended["metadata"].as_str().unwrap();
+    let metadata = metadata.strip_prefix("file://").unwrap_or(metadata);
+    let back = wh.rows(&format!(
+        "CREATE EXTERNAL TABLE back STORED AS ICEBERG LOCATION '{metadata}'; SELECT * FROM back"
+    ));
+    assert_eq!(back, theirs, "every row once, as pyiceberg reads it");
+    let ids: std::collections::BTreeSet<i64> = back.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids.len(), 11, "every row once: {back:?}");
+}
+
+/// `make_pyiceberg_table.py create`: the table's description (metadata, location, snapshot ids, rows).
+fn make_pyiceberg_table(python: &Path, catalog: &Path, warehouse: Option<&str>) -> Value {
+    make_pyiceberg(python, "create", "ns.ev", catalog, warehouse)
+}
+
+fn make_pyiceberg(python: &Path, action: &str, name: &str, catalog: &Path, warehouse: Option<&str>) -> Value {
+    let mut c = Command::new(python);
+    c.arg(script("make_pyiceberg_table.py"))
+        .args([action, "--catalog"])
+        .arg(catalog)
+        .args(["--name", name]);
+    if let Some(w) = warehouse {
+        c.args(["--warehouse", w]);
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "make_pyiceberg_table.py: {}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The same on the S3 test server: metadata and data read through s3:// URLs.
+#[test]
+fn s3_tables_read_the_same() {
+    let Some(python) = python("s3_tables_read_the_same") else {
+        return;
+    };
+    let server = match S3Server::from_env() {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            skipped_without_s3("s3_tables_read_the_same");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let wh = Warehouse::s3(&server, "iceberg-interop");
+    wh.sql(
+        "CREATE TABLE t (id BIGINT, ts TIMESTAMP(6), cat VARCHAR) PARTITIONED BY (day(ts), bucket(4, id));
+         INSERT INTO t VALUES (1, TIMESTAMP '2024-01-01 10:00:00', 'a'), (2, TIMESTAMP '2024-01-02 10:00:00', 'b'),
+                              (3, TIMESTAMP '2024-01-03 10:00:00', NULL)",
+    );
+    let day3 = Query {
+        ours: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
+        pyiceberg: Some("ts >= '2024-01-03T00:00:00'"),
+        duckdb: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
+        files: true,
+    };
+    assert_same(&python, &wh, "t", "INSERT on S3", &[ALL, day3]);
+    wh.sql("DELETE FROM t WHERE id = 2; ALTER TABLE t ADD COLUMN note VARCHAR; INSERT INTO t VALUES (4, TIMESTAMP '2024-01-04 00:00:00', 'd', 'n')");
+    assert_same(&python, &wh, "t", "DELETE, ADD COLUMN, INSERT on S3", &[ALL, day3]);
+    assert_time_travel(&python, &wh, "t", &wh.snapshot_ids("t"));
+    let last = wh.latest_metadata("t");
+    wh.sql("DROP TABLE t");
+    assert_unreadable(&python, &[last, wh.table_dir("t")], "after DROP TABLE on S3");
+}
+
+/// The S3 side of the harness, on a table pyiceberg wrote there: both engines and we read
+/// it through s3:// URLs alike, with the same planned files and snapshots.
+#[test]
+fn a_pyiceberg_table_on_s3_reads_the_same() {
+    let Some(python) = python("a_pyiceberg_table_on_s3_reads_the_same") else {
+        return;
+    };
+    let server = match S3Server::from_env() {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            skipped_without_s3("a_pyiceberg_table_on_s3_reads_the_same");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let wh = Warehouse::s3(&server, "iceberg-interop-pyiceberg");
+    let catalog = tempfile::tempdir().unwrap();
+    let made = make_pyiceberg_table(&python, catalog.path(), Some(&format!("{}/pyiceberg", wh.url)));
+    let location = made["location"].as_str().unwrap();
+    assert!(location.starts_with("s3://"), "{location}");
+    let wh = wh.with_foreign("ev", location);
+    assert_eq!(
+        wh.rows("SELECT * FROM ev"),
+        sorted(made["rows"].as_array().unwrap().clone())
+    );
+    let day3 = Query {
+        ours: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
+        pyiceberg: Some("ts >= '2024-01-03T00:00:00'"),
+        duckdb: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
+        files: true,
+    };
+    assert_same(
+        &python,
+        &wh,
+        "ev",
+        "pyiceberg's table on S3",
+        &[ALL, day3, same("id = 3")],
+    );
+    let snapshots: Vec<i64> = made["snapshot_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_time_travel(&python, &wh, "ev", &snapshots);
+}
