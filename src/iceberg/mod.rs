@@ -15,6 +15,15 @@
 //! | manifests      | `manifest.rs`   | one Avro manifest per manifest of ours                  |
 //! | manifest lists | `manifest_list.rs` | one Avro manifest list per snapshot                  |
 //! | Avro files     | `avro.rs`       | schema JSON helpers and the container writer            |
+//!
+//! A commit's Avro side, as pure functions (the caller stores the bytes):
+//!
+//! ```text
+//! write_manifest(&ManifestWrite { spec, table_location, status: Added, .. }, &new_files)
+//!     → WrittenManifest { bytes, counts, partition summaries }   store at <loc>/metadata/<m>.avro
+//! written.list_entry(path, snapshot_id, sequence_number)          (reused manifests keep their entry)
+//! write_manifest_list(snapshot_id, parent, sequence_number, &entries)  store, name it in the snapshot
+//! ```
 
 pub mod avro;
 pub mod bounds;
