@@ -780,6 +780,69 @@ mod tests {
         assert!(err.contains("belongs to spec 1"), "{err}");
     }
 
+    /// The twin read back by the engine's Iceberg reader is our manifest
+    /// batch for the same files (less the list column's stats, which
+    /// Iceberg does not keep).
+    #[tokio::test]
+    async fn the_engine_reads_the_twin_as_our_manifest() {
+        use crate::formats::iceberg::manifest::IcebergManifests;
+        use crate::formats::iceberg::metadata::Rebase;
+        use crate::formats::manifest_batch::{ForeignDataFile, foreign_manifest_batch};
+        use crate::store::TableLocation;
+        use datafusion::execution::object_store::ObjectStoreUrl;
+        use object_store::ObjectStoreExt;
+        use object_store::memory::InMemory;
+        use object_store::path::Path;
+        use std::collections::HashMap;
+        use std::sync::Arc;
+
+        let spec = table_spec();
+        let written = write_manifest(&added(&spec), &files()).unwrap();
+        let location = TableLocation::new(
+            Arc::new(InMemory::new()),
+            ObjectStoreUrl::parse("memory://").unwrap(),
+            Path::from("wh/t"),
+        );
+        location
+            .store
+            .put(&Path::from("wh/t/metadata/m0.avro"), written.bytes.clone().into())
+            .await
+            .unwrap();
+        let list = write_manifest_list(
+            1,
+            None,
+            1,
+            &[written.list_entry("s3://b/wh/t/metadata/m0.avro".into(), 1, 1)],
+        )
+        .unwrap();
+        let listed = read_manifest_list(&list, "list").unwrap().remove(0);
+        let manifests = IcebergManifests::new(
+            Rebase::new("s3://b/wh/t"),
+            HashMap::from([("metadata/m0.avro".to_string(), listed)]),
+            HashMap::from([(spec.spec_id, mapping(&spec))]),
+        );
+        let decoded = manifests.decode(&location, "metadata/m0.avro").await.unwrap();
+
+        let expected: Vec<ForeignDataFile> = files()
+            .into_iter()
+            .map(|mut f| {
+                f.column_stats.retain(|s| s.field_id != 7);
+                f.partition_strings = f
+                    .partition
+                    .iter()
+                    .map(|v| crate::values::serialize(v).unwrap())
+                    .collect();
+                let known_null_counts = f.column_stats.iter().map(|s| s.field_id).collect();
+                ForeignDataFile {
+                    file: f,
+                    known_null_counts,
+                }
+            })
+            .collect();
+        let expected = foreign_manifest_batch(&spec, &expected).unwrap();
+        assert_eq!(decoded.batch, expected);
+    }
+
     #[test]
     fn names_and_sizes() {
         assert_eq!(avro_name("ts-day"), "ts_x2Dday");

@@ -15,7 +15,13 @@
 //! | manifests      | `manifest.rs`   | one Avro manifest per manifest of ours                  |
 //! | manifest lists | `manifest_list.rs` | one Avro manifest list per snapshot                  |
 //! | Avro files     | `avro.rs`       | schema JSON helpers and the container writer            |
-//! | summaries      | `summary.rs`    | a manifest's partition summaries in binary form         |
+//! | summaries      | `summary.rs`    | a manifest's partition summaries in binary form, from ours |
+//!
+//! Pure functions; the callers store the bytes. A manifest's twin is written
+//! with it (`manifest::io`), ADDED entries for new files, EXISTING for the
+//! survivors of a replaced manifest; the manifest list is written just
+//! before the version file (`store::iceberg_commit`), one entry per twin,
+//! from what our metadata records of it.
 
 pub mod avro;
 pub mod bounds;
