@@ -182,7 +182,8 @@ async fn missing_files(dir: &Path, table: &str) -> Vec<String> {
 /// manifest lists and manifests of that snapshot missing on disk.
 fn iceberg_view(dir: &Path, table: &str) -> (Option<i64>, Option<i64>, Vec<String>) {
     let metadata = dir.join(table).join("metadata");
-    let version_of = |name: &str| -> Option<u64> { name.strip_prefix('v')?.strip_suffix(".metadata.json")?.parse().ok() };
+    let version_of =
+        |name: &str| -> Option<u64> { name.strip_prefix('v')?.strip_suffix(".metadata.json")?.parse().ok() };
     let latest = std::fs::read_dir(&metadata)
         .unwrap()
         .filter_map(|e| version_of(e.unwrap().file_name().to_str()?))
@@ -198,7 +199,12 @@ fn iceberg_view(dir: &Path, table: &str) -> (Option<i64>, Option<i64>, Vec<Strin
         .and_then(|t| t.trim().parse().ok());
     let (id, doc) = current(latest).expect("the latest version is Iceberg metadata");
     let mut missing = Vec::new();
-    if let Some(snapshot) = doc["snapshots"].as_array().unwrap().iter().find(|s| s["snapshot-id"] == id) {
+    if let Some(snapshot) = doc["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["snapshot-id"] == id)
+    {
         let list = snapshot["manifest-list"].as_str().expect("a manifest list");
         if !Path::new(list).exists() {
             missing.push(list.to_string());

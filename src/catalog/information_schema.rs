@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use datafusion::catalog::information_schema::{INFORMATION_SCHEMA, InformationSchemaProvider};
 use datafusion::catalog::{CatalogProvider, CatalogProviderList, SchemaProvider, TableProvider};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::datasource::provider_as_source;
 use datafusion::error::Result;
 use datafusion::logical_expr::{LogicalPlan, TableType};

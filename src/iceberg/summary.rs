@@ -38,7 +38,9 @@ fn binary_summary(summary: &FieldSummary, result_type: &DataType) -> FieldSummar
     let float = matches!(result_type, DataType::Float32 | DataType::Float64);
     let typed = |text: &Option<String>| -> Option<ScalarValue> {
         let text = text.as_deref()?;
-        crate::values::parse(Some(text), result_type).ok().filter(|v| !v.is_null())
+        crate::values::parse(Some(text), result_type)
+            .ok()
+            .filter(|v| !v.is_null())
     };
     let (lower, upper) = match (typed(&summary.lower_bound), typed(&summary.upper_bound)) {
         (Some(l), Some(u)) => {

@@ -223,7 +223,9 @@ pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>
         let mut column_stats = Vec::new();
         if let Some(stats) = stats {
             for (field, per_column) in stats.fields().iter().zip(stats.columns()) {
-                let Ok(field_id) = field.name().parse::<i32>() else { continue };
+                let Ok(field_id) = field.name().parse::<i32>() else {
+                    continue;
+                };
                 let per_column = per_column.as_struct();
                 let bound = |name: &str| -> Result<Option<ScalarValue>> {
                     match per_column.column_by_name(name) {

@@ -33,10 +33,7 @@ pub enum Origin {
 impl Origin {
     /// The origin of the files of `manifest`, listed in `md`.
     pub fn of(manifest: &ManifestFile, md: &crate::spec::TableMetadata) -> Origin {
-        let own_sequence = || {
-            md.snapshot(manifest.added_snapshot_id)
-                .map_or(0, |s| s.sequence_number)
-        };
+        let own_sequence = || md.snapshot(manifest.added_snapshot_id).map_or(0, |s| s.sequence_number);
         match &manifest.iceberg {
             Some(twin) if !twin.added() => Origin::Kept {
                 snapshot_id: twin.files_snapshot_id.unwrap_or(manifest.added_snapshot_id),
@@ -62,7 +59,15 @@ pub async fn write_manifest(
     files: &[DataFile],
     snapshot_id: i64,
 ) -> Result<ManifestFile> {
-    write_both(location, spec, &manifest_batch(spec, files)?, files, snapshot_id, Origin::New).await
+    write_both(
+        location,
+        spec,
+        &manifest_batch(spec, files)?,
+        files,
+        snapshot_id,
+        Origin::New,
+    )
+    .await
 }
 
 /// Write a manifest batch (all files under `spec`; e.g. the survivors of a
@@ -112,17 +117,19 @@ async fn write_both(
     let root = location.iceberg_root();
     // Specs with types Iceberg v2 lacks get no twin (see docs/FORMAT.md).
     let twin = if crate::spec::iceberg_json::spec_has_iceberg_types(spec) {
-        Some(crate::iceberg::manifest::write_manifest(
-            &ManifestWrite {
-                spec,
-                table_location: &root,
-                status,
-                snapshot_id: files_snapshot_id,
-                sequence_number: files_sequence_number,
-            },
-            files,
-        )?
-        .bytes)
+        Some(
+            crate::iceberg::manifest::write_manifest(
+                &ManifestWrite {
+                    spec,
+                    table_location: &root,
+                    status,
+                    snapshot_id: files_snapshot_id,
+                    sequence_number: files_sequence_number,
+                },
+                files,
+            )?
+            .bytes,
+        )
     } else {
         None
     };
@@ -131,7 +138,11 @@ async fn write_both(
     let (manifest_path, twin_path) = (location.resolve(&rel)?, location.resolve(&twin_rel)?);
     let put_twin = async {
         match twin {
-            Some(bytes) => location.store.put(&twin_path, PutPayload::from(bytes)).await.map(|_| ()),
+            Some(bytes) => location
+                .store
+                .put(&twin_path, PutPayload::from(bytes))
+                .await
+                .map(|_| ()),
             None => Ok(()),
         }
     };

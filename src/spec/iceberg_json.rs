@@ -34,8 +34,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::Result;
 use crate::spec::TableSpec;
-use crate::spec::types::{PrimitiveType, Type};
 use crate::spec::metadata::{FORMAT_VERSION, LEGACY_FORMAT_VERSION, Snapshot, TableMetadata};
+use crate::spec::types::{PrimitiveType, Type};
 
 /// Whether `md` can be written as Iceberg metadata: it knows its location,
 /// every snapshot has a manifest list, and every column has an Iceberg v2
@@ -92,7 +92,10 @@ pub fn metadata_json(md: &TableMetadata) -> Result<Vec<u8>> {
     doc.insert("default-spec-id".into(), json!(md.current_spec_id));
     doc.insert("sort-orders".into(), json!([{"order-id": 0, "fields": []}]));
     doc.insert("default-sort-order-id".into(), json!(0));
-    doc.insert("current-snapshot-id".into(), json!(md.current_snapshot_id.unwrap_or(-1)));
+    doc.insert(
+        "current-snapshot-id".into(),
+        json!(md.current_snapshot_id.unwrap_or(-1)),
+    );
     let mut refs: Map<String, Value> = md
         .refs
         .iter()
@@ -248,7 +251,12 @@ mod tests {
         md.location = Some("/tmp/wh/t".into());
         let v: Value = serde_json::from_slice(&metadata_json(&md).unwrap()).unwrap();
         assert_eq!(v["current-snapshot-id"], -1);
-        assert_eq!(TableMetadata::from_json(&metadata_json(&md).unwrap()).unwrap().current_snapshot_id, None);
+        assert_eq!(
+            TableMetadata::from_json(&metadata_json(&md).unwrap())
+                .unwrap()
+                .current_snapshot_id,
+            None
+        );
         // A snapshot without a manifest list: our legacy form, not Iceberg.
         let legacy = table_with_snapshot(None);
         let v: Value = serde_json::from_slice(&metadata_json(&legacy).unwrap()).unwrap();

@@ -9,7 +9,9 @@ pub mod table_spec;
 pub mod types;
 pub mod validate;
 
-pub use metadata::{FieldSummary, IcebergManifest, ManifestFile, MetadataLogEntry, Snapshot, SnapshotRef, TableMetadata};
+pub use metadata::{
+    FieldSummary, IcebergManifest, ManifestFile, MetadataLogEntry, Snapshot, SnapshotRef, TableMetadata,
+};
 pub use partition::{BoundPartitionField, PartitionField, PartitionSpec};
 pub use schema::Schema;
 pub use table_spec::TableSpec;

@@ -20,9 +20,9 @@ use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::iceberg::manifest::{EntryStatus, ManifestWrite, write_manifest};
-use crate::manifest::Origin;
 use crate::iceberg::manifest_list::{ManifestListEntry, write_manifest_list};
 use crate::iceberg::summary::binary_summaries;
+use crate::manifest::Origin;
 use crate::spec::{IcebergManifest, ManifestFile, MetadataLogEntry, TableMetadata};
 
 /// How many earlier metadata files `metadata-log` keeps unless the table
@@ -266,4 +266,3 @@ fn assign_sequence_number(manifest: &mut ManifestFile, snapshot_id: i64, sequenc
 fn count_i32(n: u64) -> Result<i32> {
     i32::try_from(n).map_err(|_| Error::Format(format!("{n} files in one manifest exceed Iceberg's int count")))
 }
-

@@ -86,7 +86,8 @@ pub async fn expire_snapshots(table: &Table, retention: Duration) -> Result<Expi
         .collect::<Vec<Snapshot>>();
     let old = referenced_files(location, &gone).await?;
     let data: Vec<Path> = old.data.into_iter().filter(|p| !kept_data.contains(p)).collect();
-    let unkept = |paths: Vec<Path>| -> Vec<Path> { paths.into_iter().filter(|p| !kept_manifests.contains(p)).collect() };
+    let unkept =
+        |paths: Vec<Path>| -> Vec<Path> { paths.into_iter().filter(|p| !kept_manifests.contains(p)).collect() };
     let (manifests, iceberg) = (unkept(old.manifests), unkept(old.iceberg));
     let result = Expired {
         snapshots: expired_ids.len() as u64,
