@@ -158,7 +158,7 @@ impl TableLocation {
                 &files,
             )?
             .bytes;
-            let stored = TableLocation::stored_path(["metadata", format!("{}-m.avro", self.fresh_name()).as_str()]);
+            let stored = TableLocation::stored_path(["metadata", format!("{}-m.avro", fresh_name(md)).as_str()]);
             let path = self.resolve(&stored)?;
             let length = bytes.len() as u64;
             self.store.put(&path, PutPayload::from(bytes)).await?;
@@ -199,7 +199,7 @@ impl TableLocation {
             snapshot.sequence_number,
             &entries,
         )?;
-        let name = format!("{}-snap-{}.avro", self.fresh_name(), snapshot.snapshot_id);
+        let name = format!("{}-snap-{}.avro", fresh_name(md), snapshot.snapshot_id);
         let stored = TableLocation::stored_path(["metadata", name.as_str()]);
         let path = self.resolve(&stored)?;
         self.store.put(&path, PutPayload::from(bytes)).await?;
@@ -233,6 +233,16 @@ impl TableLocation {
             deleted_rows_count: 0,
             partitions: binary_summaries(spec, &manifest.partitions)?,
         })
+    }
+}
+
+/// A fresh `<prefix>-<uuid>` name of the table's (the location this
+/// commit runs on may not know the prefix).
+fn fresh_name(md: &TableMetadata) -> String {
+    let uuid = uuid::Uuid::new_v4();
+    match &md.file_prefix {
+        Some(prefix) => format!("{prefix}-{uuid}"),
+        None => uuid.to_string(),
     }
 }
 
