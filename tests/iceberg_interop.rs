@@ -554,6 +554,19 @@ fn same(predicate: &str) -> Query<'_> {
     }
 }
 
+/// `column op TIMESTAMP 'value'` in the three dialects (pyiceberg takes ISO text).
+fn at(column: &str, op: &str, value: &str) -> Query<'static> {
+    let text = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let sql = text(format!("{column} {op} TIMESTAMP '{value}'"));
+    Query {
+        ours: Some(sql),
+        pyiceberg: Some(text(format!("{column} {op} '{}'", value.replace(' ', "T")))),
+        duckdb: Some(sql),
+        files: true,
+        duckdb_wrong: false,
+    }
+}
+
 /// `same`, except that DuckDB 1.4.4 gets it wrong: `IS NULL` on a column
 /// added after some files were written returns no rows from those files,
 /// on tables pyiceberg wrote as well. Checked with pyiceberg only.
@@ -731,13 +744,7 @@ fn a_pyiceberg_table_reads_the_same_in_both_engines_and_ours() {
     // The checks our own tables get, on pyiceberg's: rows, plan_files against our EXPLAIN
     // FILES, both engines by directory too (version-hint.text), time travel.
     let foreign = Warehouse::local().with_foreign("ev", made["location"].as_str().unwrap());
-    let day3 = Query {
-        ours: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
-        pyiceberg: Some("ts >= '2024-01-03T00:00:00'"),
-        duckdb: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
-        files: true,
-        duckdb_wrong: false,
-    };
+    let day3 = at("ts", ">=", "2024-01-03 00:00:00");
     let queries = [ALL, same("id = 3"), day3, same("name IS NULL"), same("id IN (1, 8)")];
     assert_same(&python, &foreign, "ev", "pyiceberg's table", &queries);
     assert_time_travel(&python, &foreign, "ev", &snapshots);
@@ -805,13 +812,7 @@ fn every_type_reads_the_same() {
         &[
             ALL,
             same("i = 1"),
-            Query {
-                ours: Some("ts >= TIMESTAMP '2024-01-01 00:00:00'"),
-                pyiceberg: Some("ts >= '2024-01-01T00:00:00'"),
-                duckdb: Some("ts >= TIMESTAMP '2024-01-01 00:00:00'"),
-                files: true,
-                duckdb_wrong: false,
-            },
+            at("ts", ">=", "2024-01-01 00:00:00"),
             same("s = '日本語'"),
         ],
     );
@@ -850,36 +851,12 @@ fn every_transform_prunes_the_same() {
                 files: true,
                 duckdb_wrong: false,
             },
-            Query {
-                ours: Some("mts < TIMESTAMP '2024-02-01 00:00:00'"),
-                pyiceberg: Some("mts < '2024-02-01T00:00:00'"),
-                duckdb: Some("mts < TIMESTAMP '2024-02-01 00:00:00'"),
-                files: true,
-                duckdb_wrong: false,
-            },
-            Query {
-                ours: Some("ts >= TIMESTAMP '2024-01-02 00:00:00'"),
-                pyiceberg: Some("ts >= '2024-01-02T00:00:00'"),
-                duckdb: Some("ts >= TIMESTAMP '2024-01-02 00:00:00'"),
-                files: true,
-                duckdb_wrong: false,
-            },
-            Query {
-                ours: Some("hts = TIMESTAMP '2024-01-01 02:30:00'"),
-                pyiceberg: Some("hts = '2024-01-01T02:30:00'"),
-                duckdb: Some("hts = TIMESTAMP '2024-01-01 02:30:00'"),
-                files: true,
-                duckdb_wrong: false,
-            },
+            at("mts", "<", "2024-02-01 00:00:00"),
+            at("ts", ">=", "2024-01-02 00:00:00"),
+            at("hts", "=", "2024-01-01 02:30:00"),
             same("id = 3"),
             same("id IN (1, 5)"),
-            Query {
-                ours: Some("name LIKE 'ab%'"),
-                pyiceberg: Some("name LIKE 'ab%'"),
-                duckdb: Some("name LIKE 'ab%'"),
-                files: true,
-                duckdb_wrong: false,
-            },
+            same("name LIKE 'ab%'"),
             same("n >= 10"),
         ],
     );
@@ -898,17 +875,7 @@ fn every_dml_statement_reads_the_same() {
             &wh,
             "t",
             step,
-            &[
-                ALL,
-                same("cat = 'a'"),
-                Query {
-                    ours: Some("ts < TIMESTAMP '2024-01-03 00:00:00'"),
-                    pyiceberg: Some("ts < '2024-01-03T00:00:00'"),
-                    duckdb: Some("ts < TIMESTAMP '2024-01-03 00:00:00'"),
-                    files: true,
-                    duckdb_wrong: false,
-                },
-            ],
+            &[ALL, same("cat = 'a'"), at("ts", "<", "2024-01-03 00:00:00")],
         )
     };
     wh.sql(
@@ -979,13 +946,7 @@ fn partition_evolution_reads_the_same() {
         return;
     };
     let wh = Warehouse::local();
-    let ts_query = Query {
-        ours: Some("ts >= TIMESTAMP '2024-02-02 00:00:00'"),
-        pyiceberg: Some("ts >= '2024-02-02T00:00:00'"),
-        duckdb: Some("ts >= TIMESTAMP '2024-02-02 00:00:00'"),
-        files: true,
-        duckdb_wrong: false,
-    };
+    let ts_query = at("ts", ">=", "2024-02-02 00:00:00");
     wh.sql(
         "CREATE TABLE p (id BIGINT, ts TIMESTAMP(6), region VARCHAR) PARTITIONED BY (month(ts));
          INSERT INTO p VALUES (1, TIMESTAMP '2024-01-05 00:00:00', 'EU'), (2, TIMESTAMP '2024-02-05 00:00:00', 'US');
@@ -1020,13 +981,7 @@ fn optimize_and_expire_snapshots_read_the_same() {
     );
     let before = wh.snapshot_ids("o");
     wh.sql("ALTER TABLE o EXECUTE optimize");
-    let day2 = Query {
-        ours: Some("ts >= TIMESTAMP '2024-01-02 00:00:00'"),
-        pyiceberg: Some("ts >= '2024-01-02T00:00:00'"),
-        duckdb: Some("ts >= TIMESTAMP '2024-01-02 00:00:00'"),
-        files: true,
-        duckdb_wrong: false,
-    };
+    let day2 = at("ts", ">=", "2024-01-02 00:00:00");
     assert_same(&python, &wh, "o", "optimize", &[ALL, day2, same("id = 2")]);
     assert_time_travel(&python, &wh, "o", &wh.snapshot_ids("o"));
     wh.sql("ALTER TABLE o EXECUTE expire_snapshots(retention_threshold => '0s')");
@@ -1228,13 +1183,7 @@ fn s3_tables_read_the_same() {
          INSERT INTO t VALUES (1, TIMESTAMP '2024-01-01 10:00:00', 'a'), (2, TIMESTAMP '2024-01-02 10:00:00', 'b'),
                               (3, TIMESTAMP '2024-01-03 10:00:00', NULL)",
     );
-    let day3 = Query {
-        ours: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
-        pyiceberg: Some("ts >= '2024-01-03T00:00:00'"),
-        duckdb: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
-        files: true,
-        duckdb_wrong: false,
-    };
+    let day3 = at("ts", ">=", "2024-01-03 00:00:00");
     assert_same(&python, &wh, "t", "INSERT on S3", &[ALL, day3]);
     wh.sql("DELETE FROM t WHERE id = 2; ALTER TABLE t ADD COLUMN note VARCHAR; INSERT INTO t VALUES (4, TIMESTAMP '2024-01-04 00:00:00', 'd', 'n')");
     assert_same(&python, &wh, "t", "DELETE, ADD COLUMN, INSERT on S3", &[ALL, day3]);
@@ -1269,13 +1218,7 @@ fn a_pyiceberg_table_on_s3_reads_the_same() {
         wh.rows("SELECT * FROM ev"),
         sorted(made["rows"].as_array().unwrap().clone())
     );
-    let day3 = Query {
-        ours: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
-        pyiceberg: Some("ts >= '2024-01-03T00:00:00'"),
-        duckdb: Some("ts >= TIMESTAMP '2024-01-03 00:00:00'"),
-        files: true,
-        duckdb_wrong: false,
-    };
+    let day3 = at("ts", ">=", "2024-01-03 00:00:00");
     assert_same(
         &python,
         &wh,

@@ -29,6 +29,7 @@ use super::avro::{field, list, null, opt, optional, some, write_container};
 use super::bounds::encode_bound;
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
+use crate::manifest::stats::widen_zero;
 use crate::spec::TableSpec;
 
 /// One partition field's summary over a manifest, bounds in single-value binary.
@@ -255,15 +256,6 @@ fn compare(a: &ScalarValue, b: &ScalarValue) -> Option<Ordering> {
         (ScalarValue::Float32(Some(x)), ScalarValue::Float32(Some(y))) => Some(x.total_cmp(y)),
         (ScalarValue::Float64(Some(x)), ScalarValue::Float64(Some(y))) => Some(x.total_cmp(y)),
         _ => a.partial_cmp(b),
-    }
-}
-
-/// A zero bound becomes `-0.0` (lower) or `0.0` (upper) so both zeros are covered.
-fn widen_zero(v: ScalarValue, lower: bool) -> ScalarValue {
-    match v {
-        ScalarValue::Float64(Some(f)) if f == 0.0 => ScalarValue::Float64(Some(if lower { -0.0 } else { 0.0 })),
-        ScalarValue::Float32(Some(f)) if f == 0.0 => ScalarValue::Float32(Some(if lower { -0.0 } else { 0.0 })),
-        other => other,
     }
 }
 

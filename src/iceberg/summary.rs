@@ -14,6 +14,7 @@ use datafusion::common::ScalarValue;
 use super::bounds::encode_bound;
 use super::manifest_list::FieldSummaryBinary;
 use crate::error::Result;
+use crate::manifest::stats::widen_zero;
 use crate::spec::{FieldSummary, TableSpec};
 
 /// The binary summaries of `summaries` (one per partition field of `spec`).
@@ -43,10 +44,7 @@ fn binary_summary(summary: &FieldSummary, result_type: &DataType) -> FieldSummar
             .filter(|v| !v.is_null())
     };
     let (lower, upper) = match (typed(&summary.lower_bound), typed(&summary.upper_bound)) {
-        (Some(l), Some(u)) => {
-            let (l, u) = if float { widen_zeros(l, u) } else { (l, u) };
-            (encode_bound(&l), encode_bound(&u))
-        }
+        (Some(l), Some(u)) => (encode_bound(&widen_zero(l, true)), encode_bound(&widen_zero(u, false))),
         _ => (None, None),
     };
     let (lower, upper) = match (lower, upper) {
@@ -59,20 +57,6 @@ fn binary_summary(summary: &FieldSummary, result_type: &DataType) -> FieldSummar
         lower,
         upper,
     }
-}
-
-fn widen_zeros(lower: ScalarValue, upper: ScalarValue) -> (ScalarValue, ScalarValue) {
-    let lower = match lower {
-        ScalarValue::Float64(Some(x)) if x == 0.0 => ScalarValue::Float64(Some(-0.0)),
-        ScalarValue::Float32(Some(x)) if x == 0.0 => ScalarValue::Float32(Some(-0.0)),
-        other => other,
-    };
-    let upper = match upper {
-        ScalarValue::Float64(Some(x)) if x == 0.0 => ScalarValue::Float64(Some(0.0)),
-        ScalarValue::Float32(Some(x)) if x == 0.0 => ScalarValue::Float32(Some(0.0)),
-        other => other,
-    };
-    (lower, upper)
 }
 
 #[cfg(test)]
