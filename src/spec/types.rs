@@ -12,9 +12,9 @@
 //! | `decimal(10,2)`      | `Decimal128(10, 2)`                 | `DECIMAL(10,2)`                  |
 //! | `date`               | `Date32`                            | `DATE`                           |
 //! | `time` / `time_ns`   | `Time64(µs)` / `Time64(ns)`         | `TIME`                           |
-//! | `timestamp`          | `Timestamp(µs, None)`               |                                  |
-//! | `timestamp_ns`       | `Timestamp(ns, None)`               | `TIMESTAMP`                      |
-//! | `timestamptz(_ns)`   | `Timestamp(µs/ns, "UTC")`           | `TIMESTAMPTZ`                    |
+//! | `timestamp`          | `Timestamp(µs, None)`               | `TIMESTAMP` (in column definitions) |
+//! | `timestamp_ns`       | `Timestamp(ns, None)`               | `TIMESTAMP(9)`                   |
+//! | `timestamptz(_ns)`   | `Timestamp(µs/ns, "UTC")`           | `TIMESTAMPTZ`, `TIMESTAMP(9) WITH TIME ZONE` |
 //! | `string`             | `Utf8`                              | `VARCHAR`, `TEXT`                |
 //! | `binary`             | `Binary`                            | `BYTEA`                          |
 //! | `fixed[16]`          | `FixedSizeBinary(16)`               |                                  |

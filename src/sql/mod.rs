@@ -5,6 +5,7 @@ pub mod describe;
 pub mod execute;
 pub mod literals;
 pub mod statement;
+pub mod timestamp_precision;
 pub mod transform_list;
 
 pub use execute::{StatementResult, execute_sql, execute_statement};
