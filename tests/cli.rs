@@ -184,7 +184,7 @@ fn prompt_commands_list_and_describe_tables() {
     let out = stdout(&o);
     assert!(out.starts_with("table_name\nevents\nother\n"), "{out}");
     assert!(
-        out.contains("column_name,data_type,is_nullable\nid,Int64,NO\nts,Timestamp(ns),YES\npayload,VARIANT,YES\n"),
+        out.contains("column_name,data_type,is_nullable\nid,Int64,NO\nts,Timestamp(µs),YES\npayload,VARIANT,YES\n"),
         "{out}"
     );
     assert!(out.contains("partition_spec\n\"day(ts) AS ts_day"), "{out}");
