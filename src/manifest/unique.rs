@@ -8,8 +8,8 @@
 //! cannot change the answer); a manifest being written checks its own rows.
 //! One hash-map probe per selected file (its cost: BENCHMARKS.md).
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
+use datafusion::common::HashMap;
+use datafusion::common::hash_map::Entry;
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use object_store::path::Path;
@@ -25,6 +25,8 @@ pub fn check_listed_once<'a>(
     snapshot: &Snapshot,
     root: &Path,
 ) -> Result<()> {
+    // hashbrown's default (foldhash), not SipHash: the check is on the
+    // planning path of every query (its cost: BENCHMARKS.md).
     let mut seen: HashMap<&Path, usize> = HashMap::with_capacity(files.len());
     for (path, manifest) in files {
         match seen.entry(path) {
