@@ -1163,19 +1163,26 @@ fn make_pyiceberg(python: &Path, action: &str, name: &str, catalog: &Path, wareh
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// The S3 test server, or `None` (said loudly) when none is configured.
+fn s3_server(test: &str) -> Option<S3Server> {
+    match S3Server::from_env() {
+        Ok(Some(s)) => Some(s),
+        Ok(None) => {
+            skipped_without_s3(test);
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// The same on the S3 test server: metadata and data read through s3:// URLs.
 #[test]
 fn s3_tables_read_the_same() {
     let Some(python) = python("s3_tables_read_the_same") else {
         return;
     };
-    let server = match S3Server::from_env() {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            skipped_without_s3("s3_tables_read_the_same");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(server) = s3_server("s3_tables_read_the_same") else {
+        return;
     };
     let wh = Warehouse::s3(&server, "iceberg-interop");
     wh.sql(
@@ -1200,13 +1207,8 @@ fn a_pyiceberg_table_on_s3_reads_the_same() {
     let Some(python) = python("a_pyiceberg_table_on_s3_reads_the_same") else {
         return;
     };
-    let server = match S3Server::from_env() {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            skipped_without_s3("a_pyiceberg_table_on_s3_reads_the_same");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(server) = s3_server("a_pyiceberg_table_on_s3_reads_the_same") else {
+        return;
     };
     let wh = Warehouse::s3(&server, "iceberg-interop-pyiceberg");
     let catalog = tempfile::tempdir().unwrap();
