@@ -90,3 +90,31 @@ async fn two_manifests_listing_the_same_file_are_refused() {
     });
     assert_refused(&wh).await;
 }
+
+/// A plan that selected every file of a snapshot proves the whole snapshot
+/// lists each file once; the session remembers it. A selective plan proves
+/// only its own files, so it records nothing.
+#[tokio::test]
+async fn a_snapshot_proved_whole_is_remembered() {
+    use datafusion::logical_expr::{col, lit};
+    use hidden_partitions::Warehouse;
+    use hidden_partitions::manifest::unique::verified_key;
+    use hidden_partitions::provider::planning::plan_files;
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    table(&wh).await;
+    let ctx = session(&wh).await.unwrap();
+    execute_sql(&ctx, "INSERT INTO t VALUES (3, 'b')").await.unwrap();
+    let location = Warehouse::local(&wh).unwrap().table_location("t");
+    let md = location.load().await.unwrap().metadata;
+    let snapshot = md.current_snapshot().unwrap();
+    let key = verified_key(&location.url(), snapshot);
+    let some = plan_files(&location, &md, Some(snapshot), &[col("s").eq(lit("b"))], None)
+        .await
+        .unwrap();
+    assert_eq!(some.selected(), 1);
+    assert!(!location.cache.flag(&key), "a selective plan proved the whole snapshot");
+    let all = plan_files(&location, &md, Some(snapshot), &[], None).await.unwrap();
+    assert_eq!(all.selected(), 2);
+    assert!(location.cache.flag(&key));
+}

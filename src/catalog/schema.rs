@@ -125,6 +125,9 @@ impl WarehouseSchema {
         if let Some(t) = self.others.read().ok().and_then(|o| o.get(name).cloned())
             && let Some(f) = crate::formats::as_foreign(&t)
         {
+            if let Some(writer) = f.writer_table().await? {
+                return Ok(Some(writer));
+            }
             return Err(Error::Invalid(format!(
                 "{name} is {} table, which hidden-partitions reads but does not change",
                 crate::formats::a_format(f.format())
@@ -215,6 +218,17 @@ impl SchemaProvider for WarehouseSchema {
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         if let Some(t) = self.others.read().ok().and_then(|o| o.get(name).cloned()) {
+            // A foreign table that follows its latest version (an Iceberg
+            // table opened by its directory): each statement sees the latest.
+            if let Some(f) = crate::formats::as_foreign(&t)
+                && let Some(newer) = f.newer().await?
+            {
+                let newer: Arc<dyn TableProvider> = Arc::new(newer);
+                if let Ok(mut others) = self.others.write() {
+                    others.insert(name.to_string(), Arc::clone(&newer));
+                }
+                return Ok(Some(newer));
+            }
             return Ok(Some(t));
         }
         // "t$files" / "t@<snapshot>" of an Iceberg or Delta table registered here.

@@ -13,7 +13,11 @@
 //! | columns not stored in the file  | —                                     | partition columns (from `partitionValues`) |
 //! | row-level deletes               | position + equality delete files      | deletion vectors                        |
 //!
-//! Foreign tables are read-only: writes are refused with a clear error.
+//! Iceberg tables opened by their directory are also writable: INSERT,
+//! DELETE, UPDATE, MERGE and TRUNCATE run as statements of ours on the
+//! table in our shape and commit through [`ForeignWrites`] (see
+//! `iceberg::commit`). Delta tables, and Iceberg tables opened by one
+//! metadata file, are read-only: writes are refused with a clear error.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -82,6 +86,17 @@ pub trait ForeignReader: fmt::Debug + Send + Sync {
     async fn at(&self, name: &str, selector: &str) -> crate::error::Result<ForeignTable>;
 }
 
+/// The write side of a writable foreign table.
+#[async_trait]
+pub trait ForeignWrites: fmt::Debug + Send + Sync {
+    /// Loads and commits the table's versions.
+    fn commits(&self) -> Arc<dyn crate::table::foreign::ForeignCommits>;
+    /// The location statements write through.
+    fn location(&self) -> TableLocation;
+    /// The table at its latest version, when that is not `version`.
+    async fn newer_than(&self, version: u64) -> crate::error::Result<Option<ForeignTable>>;
+}
+
 /// An Iceberg or Delta table as a DataFusion table, pruned by our planner.
 #[derive(Debug, Clone)]
 pub struct ForeignTable {
@@ -90,6 +105,10 @@ pub struct ForeignTable {
     metadata: Arc<TableMetadata>,
     schema: SchemaRef,
     reader: Arc<dyn ForeignReader>,
+    /// Set when the table accepts writes: how, and the version read.
+    writes: Option<(Arc<dyn ForeignWrites>, u64)>,
+    /// DELETE / UPDATE: the statement as written (see `provider::dml`).
+    dml: Option<Arc<crate::provider::dml::DmlIntent>>,
 }
 
 impl ForeignTable {
@@ -107,6 +126,65 @@ impl ForeignTable {
             metadata: Arc::new(metadata),
             schema,
             reader,
+            writes: None,
+            dml: None,
+        })
+    }
+
+    /// The same table, accepting writes through `writes` (`version`: the
+    /// version this one was built from).
+    pub fn writable(mut self, writes: Arc<dyn ForeignWrites>, version: u64) -> Self {
+        self.writes = Some((writes, version));
+        self
+    }
+
+    /// The table at its latest version, when it follows one (opened by
+    /// its directory) and that changed since this one was built.
+    pub async fn newer(&self) -> crate::error::Result<Option<ForeignTable>> {
+        match &self.writes {
+            Some((writes, version)) => Ok(writes.newer_than(*version).await?.map(|t| t.named(self.name.clone()))),
+            None => Ok(None),
+        }
+    }
+
+    /// Record the DELETE / UPDATE statement as written (`optimizer::dml_check`).
+    pub fn with_dml(mut self, intent: crate::provider::dml::DmlIntent) -> Self {
+        self.dml = Some(Arc::new(intent));
+        self
+    }
+
+    pub fn is_writable(&self) -> bool {
+        self.writes.is_some()
+    }
+
+    /// For ALTER and the table procedures: the table at its latest version
+    /// as one of ours whose commits go to its own format; `None` when it
+    /// does not accept writes.
+    pub async fn writer_table(&self) -> crate::error::Result<Option<crate::provider::HiddenPartitionsTable>> {
+        if self.writes.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(self.target("ALTER TABLE").await?))
+    }
+
+    /// The statement's target: the table at its latest version, as one of
+    /// ours whose commits go to the table's own format.
+    async fn target(&self, what: &str) -> Result<crate::provider::HiddenPartitionsTable> {
+        let Some((writes, _)) = &self.writes else {
+            return self.read_only(what);
+        };
+        let commits = writes.commits();
+        let version = commits.load().await?;
+        let table = crate::table::Table::foreign(
+            self.name.clone(),
+            writes.location(),
+            &version.metadata.table_uuid,
+            commits,
+        );
+        let target = crate::provider::HiddenPartitionsTable::try_new(table, version)?;
+        Ok(match &self.dml {
+            Some(intent) => target.with_dml(intent.as_ref().clone()),
+            None => target,
         })
     }
 
@@ -320,11 +398,42 @@ impl datafusion::catalog::TableProvider for ForeignTable {
 
     async fn insert_into(
         &self,
-        _state: &dyn Session,
-        _input: Arc<dyn ExecutionPlan>,
-        _insert_op: InsertOp,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.read_only("INSERT")
+        self.target("INSERT").await?.insert_into(state, input, insert_op).await
+    }
+
+    async fn delete_from(&self, state: &dyn Session, filters: Vec<Expr>) -> Result<Arc<dyn ExecutionPlan>> {
+        self.target("DELETE").await?.delete_from(state, filters).await
+    }
+
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.target("UPDATE").await?.update(state, assignments, filters).await
+    }
+
+    async fn truncate(&self, state: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
+        self.target("TRUNCATE").await?.truncate(state).await
+    }
+
+    async fn merge_into(
+        &self,
+        state: &dyn Session,
+        source: Arc<dyn ExecutionPlan>,
+        merge_schema: datafusion::common::DFSchemaRef,
+        on: Expr,
+        clauses: Vec<datafusion::logical_expr::dml::MergeIntoClause>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.target("MERGE INTO")
+            .await?
+            .merge_into(state, source, merge_schema, on, clauses)
+            .await
     }
 }
 

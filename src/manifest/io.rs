@@ -146,7 +146,24 @@ async fn write_both(
             None => Ok(()),
         }
     };
-    futures::try_join!(location.store.put(&manifest_path, PutPayload::from(buf)), put_twin)?;
+    let iceberg_only = location
+        .manifest_source
+        .as_ref()
+        .is_some_and(|s| s.writes_iceberg_manifests());
+    let (rel, length) = if iceberg_only {
+        // An Iceberg table of another engine: its manifests are the Avro ones.
+        let Some(length) = twin_length else {
+            return crate::invalid!(
+                "table {} is an Iceberg table, and Iceberg format version 2 has no type for some of its columns; nothing was written",
+                location.url()
+            );
+        };
+        put_twin.await?;
+        (twin_rel.clone(), length)
+    } else {
+        futures::try_join!(location.store.put(&manifest_path, PutPayload::from(buf)), put_twin)?;
+        (rel, length)
+    };
     let record_count = batch
         .column_by_name(RECORD_COUNT)
         .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())

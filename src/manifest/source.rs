@@ -34,6 +34,13 @@ pub trait ManifestSource: Debug + Send + Sync {
         spec: &TableSpec,
         columns: Option<&[String]>,
     ) -> Result<RecordBatch>;
+
+    /// Whether manifests written for this table are Iceberg Avro manifests
+    /// only (an Iceberg table of another engine that we write to), not our
+    /// Parquet manifests with Avro twins.
+    fn writes_iceberg_manifests(&self) -> bool {
+        false
+    }
 }
 
 /// Keep only `columns` (top-level names or `stats.<id>`) of a full manifest batch.

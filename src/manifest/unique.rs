@@ -6,7 +6,10 @@
 //!
 //! Planning checks the files it selected (a duplicate the filters prune
 //! cannot change the answer); a manifest being written checks its own rows.
-//! One hash-map probe per selected file (its cost: BENCHMARKS.md).
+//! One hash-map probe per selected file (its cost: BENCHMARKS.md). A plan
+//! that selected every file of a snapshot proves the whole snapshot, and
+//! snapshots never change, so the session remembers that
+//! ([`verified_key`]) and later plans of it skip the check.
 
 use datafusion::common::HashMap;
 use datafusion::common::hash_map::Entry;
@@ -53,6 +56,18 @@ pub fn check_listed_once<'a>(
         }
     }
     Ok(())
+}
+
+/// The cache key under which a snapshot of the table at `table_url` is
+/// recorded as listing every file once. The manifest count and the first
+/// manifest's path make a reused snapshot id at a replaced table a miss.
+pub fn verified_key(table_url: &str, snapshot: &Snapshot) -> String {
+    format!(
+        "listed-once:{table_url}#{}:{}:{}",
+        snapshot.snapshot_id,
+        snapshot.manifests.len(),
+        snapshot.manifests.first().map_or("", |m| m.path.as_str())
+    )
 }
 
 /// A manifest batch about to be written names every data file once.

@@ -132,9 +132,13 @@ impl AnalyzerRule for DmlCheck {
             let Ok(provider) = source_as_provider(&dml.target) else {
                 return Ok(Transformed::no(node));
             };
-            let Some(table) = provider.downcast_ref::<HiddenPartitionsTable>() else {
+            let ours = provider.downcast_ref::<HiddenPartitionsTable>();
+            let foreign = provider
+                .downcast_ref::<crate::formats::ForeignTable>()
+                .filter(|f| f.is_writable());
+            if ours.is_none() && foreign.is_none() {
                 return Ok(Transformed::no(node));
-            };
+            }
             let name = &dml.table_name;
             if has_subquery(&dml.input)? {
                 let (what, then) = if dml.op == WriteOp::Delete {
@@ -148,7 +152,11 @@ impl AnalyzerRule for DmlCheck {
             }
             let intent = intent(&dml.op, &dml.input, name)?;
             let mut dml = dml.clone();
-            dml.target = provider_as_source(Arc::new(table.clone().with_dml(intent)));
+            dml.target = match (ours, foreign) {
+                (Some(table), _) => provider_as_source(Arc::new(table.clone().with_dml(intent))),
+                (None, Some(table)) => provider_as_source(Arc::new(table.clone().with_dml(intent))),
+                (None, None) => return Ok(Transformed::no(node)),
+            };
             Ok(Transformed::yes(LogicalPlan::Dml(dml)))
         })
         .map(|t| t.data)

@@ -221,6 +221,8 @@ pub async fn plan_files(
         .buffered(MANIFEST_READS_IN_FLIGHT)
         .try_collect()
         .await?;
+    // Whether every entry of every manifest was selected (the whole snapshot).
+    let mut whole = to_read.len() == snapshot.manifests.len();
     for ((manifest_index, manifest, spec, projected, _), batch) in to_read.into_iter().zip(batches) {
         let total = batch.num_rows();
         let mut keep = partition_mask(&batch, &projected, spec)?;
@@ -239,6 +241,7 @@ pub async fn plan_files(
             .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())
             .unwrap_or(0);
         let survivors = filter_record_batch(&batch, &keep)?;
+        whole &= survivors.num_rows() == total;
         if summarize && survivors.num_rows() > 0 {
             summarize_stats(&survivors, spec, &current.schema, &mut plan.column_stats)?;
         }
@@ -285,11 +288,17 @@ pub async fn plan_files(
         }
     }
     // A file listed twice would be read twice (and rewritten twice).
-    crate::manifest::unique::check_listed_once(
-        plan.files.iter().map(|f| (&f.path, f.manifest)),
-        snapshot,
-        &location.root,
-    )?;
+    let verified = crate::manifest::unique::verified_key(&location.url(), snapshot);
+    if !location.cache.flag(&verified) {
+        crate::manifest::unique::check_listed_once(
+            plan.files.iter().map(|f| (&f.path, f.manifest)),
+            snapshot,
+            &location.root,
+        )?;
+        if whole {
+            location.cache.put_flag(verified);
+        }
+    }
     Ok(plan)
 }
 

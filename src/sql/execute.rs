@@ -538,6 +538,12 @@ async fn execute_procedure(
     condition: Option<&str>,
 ) -> Result<StatementResult> {
     let provider = load_warehouse_table(ctx, table).await?;
+    if provider.table().is_foreign() && procedure != "optimize" {
+        // Another engine's files: never ours to delete (orphans, expired snapshots).
+        return Err(Error::Invalid(format!(
+            "ALTER TABLE {table} EXECUTE {procedure}: {table} is an Iceberg table of another engine, whose files this engine does not delete; run {procedure} with the engine that maintains it (optimize works)"
+        )));
+    }
     let arg = |name: &str, default: &str| -> Result<String> {
         if let Some((other, _)) = args.iter().find(|(n, _)| n != name) {
             return Err(Error::Invalid(format!(

@@ -11,6 +11,7 @@
 //! | parsed metadata version       | URL of the version file              | a GET and JSON parsing      |
 //! | manifest bytes                | URL of the manifest                  | a GET                       |
 //! | decoded manifest columns      | URL + the columns read               | Parquet decoding            |
+//! | "lists every file once"       | table URL + snapshot id + manifests  | the duplicate-file check    |
 //!
 //! Least recently used entries are evicted past the byte limit. Parquet
 //! footers of data files are cached by DataFusion's own file metadata cache.
@@ -36,6 +37,7 @@ enum Entry {
     Version(CachedVersion),
     Bytes(Bytes),
     Batch(RecordBatch),
+    Flag,
 }
 
 impl Entry {
@@ -45,6 +47,7 @@ impl Entry {
             Self::Version(_) => 4096,
             Self::Bytes(b) => b.len(),
             Self::Batch(b) => b.get_array_memory_size(),
+            Self::Flag => 64,
         }
     }
 }
@@ -160,6 +163,15 @@ impl ObjectCache {
 
     pub fn put_batch(&self, key: String, batch: RecordBatch) {
         self.put(key, Entry::Batch(batch));
+    }
+
+    /// Whether a fact about an immutable object was recorded under `key`.
+    pub fn flag(&self, key: &str) -> bool {
+        matches!(self.get(key), Some(Entry::Flag))
+    }
+
+    pub fn put_flag(&self, key: String) {
+        self.put(key, Entry::Flag);
     }
 
     /// Bytes held, hits and misses so far.

@@ -158,7 +158,7 @@ impl TableLocation {
 
     /// Point `version-hint.text` at `version`, best effort (a few tries):
     /// our readers probe past a stale hint, Iceberg readers do not.
-    async fn write_hint(&self, version: u64) {
+    pub(crate) async fn write_hint(&self, version: u64) {
         for _ in 0..3 {
             let bytes = PutPayload::from(version.to_string().into_bytes());
             if self.store.put(&self.version_hint(), bytes).await.is_ok() {
@@ -287,8 +287,18 @@ impl TableLocation {
     /// version does not hold our bytes (yet), the outcome is unknown
     /// (`CommitUnknown`) and the writer must keep its files.
     async fn try_write_version(&self, version: u64, doc: &VersionDoc, conditional: bool) -> Result<bool> {
-        let bytes = doc.to_json()?;
-        let path = self.metadata_file(version);
+        self.try_put_version(&self.metadata_file(version), doc.to_json()?, conditional)
+            .await
+    }
+
+    /// [`Self::try_write_version`] for the bytes of any metadata file.
+    pub(crate) async fn try_put_version(
+        &self,
+        path: &object_store::path::Path,
+        bytes: Vec<u8>,
+        conditional: bool,
+    ) -> Result<bool> {
+        let path = path.clone();
         let mode = if conditional {
             PutMode::Create
         } else {
@@ -333,7 +343,7 @@ impl TableLocation {
         })
     }
 
-    fn unknown(&self, cause: &dyn std::fmt::Display) -> Error {
+    pub(crate) fn unknown(&self, cause: &dyn std::fmt::Display) -> Error {
         Error::CommitUnknown {
             table: self.url(),
             detail: cause.to_string(),
@@ -405,7 +415,7 @@ impl TableLocation {
 
     /// Whether commits here are put-if-absent; an error when the store
     /// cannot do that and the table is not single-writer.
-    async fn conditional_commits(&self) -> Result<bool> {
+    pub(crate) async fn conditional_commits(&self) -> Result<bool> {
         let conditional =
             conditional_writes(&self.place(), self.store.as_ref(), &self.metadata_dir(), &self.cache).await?;
         if !conditional && !self.single_writer {

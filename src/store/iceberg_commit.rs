@@ -33,6 +33,9 @@ impl TableLocation {
     /// The table's root as Iceberg paths start: a plain absolute path for
     /// local tables, the URL otherwise (no trailing `/`).
     pub fn iceberg_root(&self) -> String {
+        if let Some(location) = &self.iceberg_location {
+            return location.trim_end_matches('/').to_string();
+        }
         let url = self.url();
         let url = url.trim_end_matches('/');
         match url.strip_prefix("file://") {
@@ -191,7 +194,7 @@ impl TableLocation {
         let entries = snapshot
             .manifests
             .iter()
-            .map(|m| self.list_entry(md, m))
+            .map(|m| self.list_entry(md.spec(m.spec_id)?, m))
             .collect::<Result<Vec<_>>>()?;
         let bytes = write_manifest_list(
             snapshot.snapshot_id,
@@ -207,7 +210,12 @@ impl TableLocation {
         Ok(path)
     }
 
-    fn list_entry(&self, md: &TableMetadata, manifest: &ManifestFile) -> Result<ManifestListEntry> {
+    /// The manifest-list record of `manifest` (of `spec`), from its twin.
+    pub(crate) fn list_entry(
+        &self,
+        spec: &crate::spec::TableSpec,
+        manifest: &ManifestFile,
+    ) -> Result<ManifestListEntry> {
         let twin = twin_of(manifest)?;
         let sequence_number = twin.sequence_number.unwrap_or(0);
         let files_sequence = twin.files_sequence_number.unwrap_or(sequence_number);
@@ -216,7 +224,6 @@ impl TableLocation {
         } else {
             (0, manifest.file_count, 0, manifest.record_count)
         };
-        let spec = md.spec(manifest.spec_id)?;
         Ok(ManifestListEntry {
             manifest_path: self.iceberg_path(&twin.path),
             manifest_length: twin.length as i64,
@@ -256,7 +263,11 @@ fn twin_of(manifest: &ManifestFile) -> Result<&IcebergManifest> {
 }
 
 /// A new twin's sequence number is its snapshot's.
-fn assign_sequence_number(manifest: &mut ManifestFile, snapshot_id: i64, sequence_number: i64) -> Result<()> {
+pub(crate) fn assign_sequence_number(
+    manifest: &mut ManifestFile,
+    snapshot_id: i64,
+    sequence_number: i64,
+) -> Result<()> {
     let Some(twin) = manifest.iceberg.as_mut() else {
         return Ok(());
     };

@@ -49,6 +49,10 @@ pub struct TableLocation {
     /// The table's file-name prefix (see `TableMetadata::file_prefix`): every
     /// data file and manifest written through this location starts with it.
     pub file_prefix: Option<String>,
+    /// The table's location as its Iceberg metadata spells it (e.g.
+    /// `file:///tmp/t` for a table pyiceberg created), when it is not the
+    /// form this engine writes (see `store::iceberg_commit`).
+    pub iceberg_location: Option<String>,
 }
 
 impl fmt::Debug for TableLocation {
@@ -70,6 +74,7 @@ impl TableLocation {
             manifest_source: None,
             options: StorageOptions::default(),
             file_prefix: None,
+            iceberg_location: None,
         }
     }
 

@@ -10,6 +10,7 @@ pub mod creation;
 pub mod delete;
 pub mod evolve;
 pub mod expire;
+pub mod foreign;
 pub mod merge;
 pub mod optimize;
 pub mod orphans;
@@ -56,6 +57,9 @@ pub struct Table {
     /// The `table-uuid` this handle was loaded with: commits through it fail
     /// once another table (or a tombstone) has taken the location's chain.
     uuid: Option<String>,
+    /// Set for a table of another format (see [`foreign`]): its versions are
+    /// loaded and committed by that format.
+    foreign: Option<std::sync::Arc<dyn foreign::ForeignCommits>>,
 }
 
 fn new_id() -> i64 {
@@ -68,7 +72,28 @@ impl Table {
             name: name.into(),
             location,
             uuid: None,
+            foreign: None,
         }
+    }
+
+    /// A table of another format, bound to `uuid`, committed through `commits`.
+    pub fn foreign(
+        name: impl Into<String>,
+        location: TableLocation,
+        uuid: &str,
+        commits: std::sync::Arc<dyn foreign::ForeignCommits>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            location,
+            uuid: Some(uuid.to_string()),
+            foreign: Some(commits),
+        }
+    }
+
+    /// Whether another format owns this table's metadata.
+    pub fn is_foreign(&self) -> bool {
+        self.foreign.is_some()
     }
 
     /// This handle, bound to the table with `uuid` (see [`Table::uuid`]).
@@ -150,10 +175,13 @@ impl Table {
     }
 
     /// Commit a change through [`TableLocation::commit`], bound to this table.
-    pub async fn commit<F>(&self, apply: F) -> Result<Versioned>
+    pub async fn commit<F>(&self, mut apply: F) -> Result<Versioned>
     where
-        F: FnMut(&TableMetadata) -> Result<TableMetadata>,
+        F: FnMut(&TableMetadata) -> Result<TableMetadata> + Send,
     {
+        if let Some(foreign) = &self.foreign {
+            return foreign.commit(&mut apply).await;
+        }
         // Name the table in the errors that say it changed under the writer.
         match self.location.commit(self.uuid()?, apply).await {
             Err(Error::TableReplaced(_)) => Err(Error::TableReplaced(self.name.clone())),
@@ -163,14 +191,17 @@ impl Table {
     }
 
     pub async fn load(&self) -> Result<Versioned> {
-        self.location.load().await
+        match &self.foreign {
+            Some(foreign) => foreign.load().await,
+            None => self.location.load().await,
+        }
     }
 
     /// The latest version of *this* table: `TableReplaced` if the location
     /// now holds another one.
     pub async fn load_bound(&self) -> Result<Versioned> {
         let uuid = self.uuid()?;
-        match self.location.load().await {
+        match self.load().await {
             Ok(v) if v.metadata.table_uuid == uuid => Ok(v),
             Ok(_) => Err(Error::TableReplaced(self.name.clone())),
             Err(Error::TableNotFound(_)) => Err(Error::TableDropped(self.name.clone())),

@@ -35,6 +35,12 @@ pub struct ManifestEntryFile {
     pub files: Option<i64>,
     pub rows: Option<i64>,
     pub partitions: Option<Vec<RawFieldSummary>>,
+    /// The rest of the record, kept so that a commit of ours can list the
+    /// manifest again exactly as it was listed.
+    pub min_sequence_number: i64,
+    /// Added, existing, deleted files; then the same for rows.
+    pub counts: [Option<i64>; 6],
+    pub key_metadata: Option<Vec<u8>>,
 }
 
 /// Decode a manifest list; `what` names it for errors.
@@ -78,6 +84,9 @@ pub fn read_manifest_list(bytes: &[u8], what: &str) -> Result<Vec<ManifestEntryF
             files: sum(504, 505),
             rows: sum(512, 513),
             partitions,
+            min_sequence_number: ids.long(r, 516).unwrap_or(0),
+            counts: [504, 505, 506, 512, 513, 514].map(|id| ids.long(r, id)),
+            key_metadata: ids.bytes(r, 519).map(<[u8]>::to_vec),
         });
     }
     Ok(out)

@@ -19,6 +19,7 @@
 //! `schema.name-mapping.default`.
 
 pub mod avro;
+pub mod commit;
 pub mod convert;
 pub mod deletes;
 pub mod manifest;
@@ -51,6 +52,7 @@ use crate::store::TableLocation;
 /// file is found) or one `*.metadata.json` file. `location.root` is the
 /// path given; the table's root is derived from it.
 pub async fn open(name: &str, location: TableLocation) -> Result<ForeignTable> {
+    let opened_by_directory = !location.root.as_ref().ends_with(".metadata.json");
     let (table, file) = if location.root.as_ref().ends_with(".metadata.json") {
         let file = location.root.clone();
         let parts: Vec<_> = file.parts().collect();
@@ -77,17 +79,47 @@ pub async fn open(name: &str, location: TableLocation) -> Result<ForeignTable> {
         Err(e) => return Err(e.into()),
     };
     let md = IcebergMetadata::parse(&bytes, &location_url(&table, &file))?;
-    build(name, table, Arc::new(md), None).await
+    let built = build_parts(name, table.clone(), Arc::new(md), None).await?;
+    if !opened_by_directory {
+        return Ok(built.table);
+    }
+    // Opened by its directory: the table follows the latest metadata file
+    // and accepts writes (see `commit`).
+    let Some(version) = file.filename().and_then(metadata::metadata_version) else {
+        return Ok(built.table);
+    };
+    let commits = Arc::new(commit::IcebergCommits::new(name, table, &built.metadata.location));
+    commits.adopt(&built);
+    Ok(built.table.writable(commits.writer(), version))
 }
 
-/// The table as of `snapshot` (the current one when `None`; time travel
-/// reads a snapshot with the schema it was written with).
+/// A table built from one metadata file, and what a commit on top of it needs.
+pub(crate) struct Built {
+    pub table: ForeignTable,
+    pub manifests: Arc<IcebergManifests>,
+    /// The data manifests of the snapshot read, as its manifest list has them.
+    pub listed: HashMap<String, ManifestEntryFile>,
+    pub delete_manifests: Vec<ManifestEntryFile>,
+    pub metadata: Arc<IcebergMetadata>,
+}
+
 async fn build(
     name: &str,
     base: TableLocation,
     md: Arc<IcebergMetadata>,
     snapshot: Option<i64>,
 ) -> Result<ForeignTable> {
+    Ok(build_parts(name, base, md, snapshot).await?.table)
+}
+
+/// The table as of `snapshot` (the current one when `None`; time travel
+/// reads a snapshot with the schema it was written with).
+pub(crate) async fn build_parts(
+    name: &str,
+    base: TableLocation,
+    md: Arc<IcebergMetadata>,
+    snapshot: Option<i64>,
+) -> Result<Built> {
     let chosen = match snapshot {
         Some(id) => Some(
             md.snapshot(id)
@@ -155,6 +187,7 @@ async fn build(
         }
     }
     let metadata = our_metadata(&md, &schema, &specs, chosen.map(|s| s.snapshot_id), data_manifests)?;
+    let listed = listed_data.clone();
     let manifests = Arc::new(IcebergManifests::new(rebase, listed_data, specs));
     let names = name_mapping(&md.properties);
     let adapter = FieldIdAdapterFactory::new(&schema).with_name_mapping(names, format!("Iceberg table {name}"));
@@ -162,7 +195,7 @@ async fn build(
         base: base.clone(),
         metadata: Arc::clone(&md),
         manifests: Arc::clone(&manifests),
-        delete_manifests,
+        delete_manifests: delete_manifests.clone(),
         deletes: OnceCell::new(),
         schema,
         columns: FileColumns {
@@ -170,8 +203,14 @@ async fn build(
             constants: Vec::new(),
         },
     });
-    let location = base.with_manifest_source(manifests);
-    ForeignTable::try_new(name, location, metadata, reader)
+    let location = base.with_manifest_source(Arc::clone(&manifests) as _);
+    Ok(Built {
+        table: ForeignTable::try_new(name, location, metadata, reader)?,
+        manifests,
+        listed,
+        delete_manifests,
+        metadata: md,
+    })
 }
 
 /// The table in our shape; only the snapshot read lists its manifests.

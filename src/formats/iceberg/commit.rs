@@ -1,0 +1,643 @@
+//! Writing to an Iceberg table of another engine.
+//!
+//! A table opened with `CREATE EXTERNAL TABLE … STORED AS ICEBERG LOCATION
+//! '<dir>'` accepts INSERT, INSERT OVERWRITE, DELETE, UPDATE, MERGE and
+//! TRUNCATE. The statements are ours (`table::*`): they see the table in our
+//! shape and produce the next `TableMetadata`. Here that result becomes an
+//! Iceberg commit:
+//!
+//! | what the statement produced                | what is written                                        |
+//! |--------------------------------------------|--------------------------------------------------------|
+//! | new data files, survivors of a rewrite     | Avro manifests only (`<prefix>-<uuid>-m.avro`, ADDED / EXISTING) |
+//! | the new snapshot's manifests               | `snap-<id>-<uuid>.avro`: kept manifests listed exactly as before, delete manifests carried over |
+//! | the next version                           | `metadata/v<N+1>.metadata.json`, put-if-absent, then `version-hint.text` |
+//!
+//! The next metadata file is the previous one as JSON with the snapshot
+//! added: `snapshots`, `current-snapshot-id`, `refs.main`, `snapshot-log`,
+//! `metadata-log`, `last-sequence-number`, `last-updated-ms`. Every other
+//! field (properties, sort orders, statistics files, other branches, fields
+//! this engine does not know) is kept as it was.
+//!
+//! Refused for writes, with nothing written (reads are unaffected): format
+//! versions other than 2, a table of ours (its metadata is ours too), a
+//! partition field with a transform we do not know in a spec we would
+//! write, encrypted manifests, row-level changes to a table with delete
+//! files of another engine, and statements that would change the schema,
+//! the partitioning, the properties, tags or the snapshot history.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::RecordBatch;
+use object_store::path::Path;
+use object_store::{ObjectStoreExt, PutPayload};
+use serde_json::{Value as Json, json};
+
+use super::manifest::IcebergManifests;
+use super::manifest_list::ManifestEntryFile;
+use super::metadata::{IcebergMetadata, current_metadata_file, location_url, metadata_version};
+use super::{Built, build_parts};
+use crate::error::{Error, Result};
+use crate::formats::table::{ForeignTable, ForeignWrites};
+use crate::iceberg::manifest_list::{FieldSummaryBinary, ManifestListEntry, write_manifest_list};
+use crate::manifest::source::ManifestSource;
+use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
+use crate::store::commit::COMMIT_RETRIES;
+use crate::store::{TableLocation, Versioned};
+use crate::table::foreign::{Apply, ForeignCommits};
+
+/// Commits to the Iceberg table at one location.
+#[derive(Debug)]
+pub struct IcebergCommits {
+    name: String,
+    /// The table's root, without a manifest source.
+    base: TableLocation,
+    manifests: Arc<WriterManifests>,
+}
+
+/// The latest metadata file and what was built from it.
+struct Latest {
+    file: Path,
+    version: u64,
+    raw: Json,
+    built: Built,
+}
+
+impl IcebergCommits {
+    /// `written_location`: the table's location as its metadata spells it;
+    /// files we add are named the same way when it is this location.
+    pub fn new(name: &str, mut base: TableLocation, written_location: &str) -> Self {
+        let ours = base.iceberg_root();
+        let same = |a: &str| a.strip_prefix("file://").unwrap_or(a).trim_end_matches('/').to_string();
+        if written_location != ours && same(written_location) == same(&ours) {
+            base.iceberg_location = Some(written_location.trim_end_matches('/').to_string());
+        }
+        Self {
+            name: name.to_string(),
+            base,
+            manifests: Arc::new(WriterManifests::default()),
+        }
+    }
+
+    /// Make the manifests of a table just opened readable by its writers.
+    pub(crate) fn adopt(&self, built: &Built) {
+        self.manifests.add(built);
+    }
+
+    /// The write side of the table, for its `ForeignTable`.
+    pub fn writer(self: &Arc<Self>) -> Arc<dyn ForeignWrites> {
+        Arc::new(IcebergWriter(Arc::clone(self)))
+    }
+
+    /// The location statements write through: manifests read as this
+    /// table's, and written as Iceberg Avro manifests only.
+    fn location(&self) -> TableLocation {
+        self.base
+            .clone()
+            .with_manifest_source(Arc::clone(&self.manifests) as Arc<dyn ManifestSource>)
+    }
+
+    /// The latest metadata file: from the hint (or the highest number),
+    /// then `v<N+1>`, `v<N+2>`, … while they exist (a hint can lag).
+    async fn latest_file(&self) -> Result<(Path, u64)> {
+        let mut file = current_metadata_file(&self.base).await?;
+        let mut version = file.filename().and_then(metadata_version).ok_or_else(|| {
+            Error::Invalid(format!(
+                "Iceberg metadata file {} has no version number in its name",
+                location_url(&self.base, &file)
+            ))
+        })?;
+        loop {
+            let next = self.base.metadata_file(version + 1);
+            match self.base.store.head(&next).await {
+                Ok(_) => {
+                    version += 1;
+                    file = next;
+                }
+                Err(object_store::Error::NotFound { .. }) => return Ok((file, version)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    async fn latest(&self) -> Result<Latest> {
+        let (file, version) = self.latest_file().await?;
+        self.read(file, version).await
+    }
+
+    async fn read(&self, file: Path, version: u64) -> Result<Latest> {
+        let url = location_url(&self.base, &file);
+        let bytes = self.base.store.get(&file).await?.bytes().await?;
+        let raw: Json = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Format(format!("Iceberg metadata file {url} is not valid JSON: {e}")))?;
+        let md = IcebergMetadata::parse(&bytes, &url)?;
+        let built = build_parts(&self.name, self.base.clone(), Arc::new(md), None).await?;
+        self.manifests.add(&built);
+        Ok(Latest {
+            file,
+            version,
+            raw,
+            built,
+        })
+    }
+
+    /// What this engine cannot keep correct is refused before anything is written.
+    fn check_writable(&self, latest: &Latest) -> Result<()> {
+        let url = location_url(&self.base, &latest.file);
+        let refuse = |what: String| {
+            Err(Error::Invalid(format!(
+                "cannot write to Iceberg table {} ({url}): {what}; nothing was written",
+                self.name
+            )))
+        };
+        if latest.raw.get("table-specs").is_some() {
+            return refuse(
+                "it is a hidden-partitions table (its metadata is ours too): write to it as one, e.g. CREATE TABLE … LOCATION".into(),
+            );
+        }
+        match latest.built.metadata.format_version {
+            2 => {}
+            1 => {
+                return refuse(
+                    "it is an Iceberg format version 1 table, and this engine writes version 2 metadata only (upgrade it with another engine: ALTER TABLE … SET TBLPROPERTIES ('format-version' = '2'))".into(),
+                );
+            }
+            3 => {
+                return refuse(
+                    "it is an Iceberg format version 3 table (row lineage, deletion vectors), which this engine reads but does not write".into(),
+                );
+            }
+            v => return refuse(format!("its format version {v} is unknown")),
+        }
+        Ok(())
+    }
+
+    /// The bytes of the next metadata file for `next` (our shape) on top
+    /// of `latest`, and the files written for it.
+    async fn next_file(&self, latest: &Latest, next: &TableMetadata, written: &mut Vec<Path>) -> Result<Vec<u8>> {
+        let shape = latest.built.table.metadata();
+        let unsupported = |what: &str| {
+            Err(Error::Invalid(format!(
+                "{what} of Iceberg table {} (written by another engine) is not supported yet; nothing was written",
+                self.name
+            )))
+        };
+        let mut raw = latest.raw.clone();
+        let Some(doc) = raw.as_object_mut() else {
+            return crate::format_err!("Iceberg metadata {} is not a JSON object", latest.file);
+        };
+        if next.properties != shape.properties {
+            return unsupported("changing the table properties");
+        }
+        self.evolve(doc, latest, next)?;
+        let others = |md: &TableMetadata| -> Vec<(String, i64)> {
+            md.refs
+                .iter()
+                .filter(|(name, _)| name.as_str() != "main")
+                .map(|(name, r)| (name.clone(), r.snapshot_id))
+                .collect()
+        };
+        if others(next) != others(shape) {
+            return unsupported("changing the tags");
+        }
+        let known: BTreeSet<i64> = shape.snapshots.iter().map(|s| s.snapshot_id).collect();
+        let kept: BTreeSet<i64> = next.snapshots.iter().map(|s| s.snapshot_id).collect();
+        if !known.is_subset(&kept) {
+            return unsupported("removing snapshots");
+        }
+        let added: Vec<&Snapshot> = next
+            .snapshots
+            .iter()
+            .filter(|s| !known.contains(&s.snapshot_id))
+            .collect();
+        let md = &latest.built.metadata;
+        let previous_file = self.base.iceberg_path(&relative(&self.base, &latest.file));
+        log_metadata(doc, md, &previous_file);
+        let snapshot = match added.as_slice() {
+            [] => {
+                doc.insert("last-updated-ms".into(), json!(chrono::Utc::now().timestamp_millis()));
+                return Ok(serde_json::to_vec_pretty(&raw)?);
+            }
+            [snapshot] => *snapshot,
+            more => {
+                return crate::format_err!(
+                    "a commit to Iceberg table {} made {} snapshots; one was expected",
+                    self.name,
+                    more.len()
+                );
+            }
+        };
+        if next.current_snapshot_id != Some(snapshot.snapshot_id) {
+            return crate::format_err!("a commit to Iceberg table {} left its snapshot current", self.name);
+        }
+        let listed = self.list_entries(latest, next, snapshot)?;
+        let name = format!("snap-{}-{}.avro", snapshot.snapshot_id, uuid::Uuid::new_v4());
+        let stored = TableLocation::stored_path(["metadata", name.as_str()]);
+        let path = self.base.resolve(&stored)?;
+        let bytes = write_manifest_list(
+            snapshot.snapshot_id,
+            snapshot.parent_snapshot_id,
+            snapshot.sequence_number,
+            &listed,
+        )?;
+        self.base.store.put(&path, PutPayload::from(bytes)).await?;
+        written.push(path);
+        add_snapshot(doc, snapshot, &self.base.iceberg_path(&stored));
+        Ok(serde_json::to_vec_pretty(&raw)?)
+    }
+
+    /// ALTER's schema and partition changes as Iceberg schemas and specs:
+    /// a new schema when the columns changed, the existing spec with the
+    /// same fields or a new one when the partitioning changed.
+    fn evolve(&self, doc: &mut serde_json::Map<String, Json>, latest: &Latest, next: &TableMetadata) -> Result<()> {
+        let shape = latest.built.table.metadata();
+        if next.table_specs == shape.table_specs && next.current_spec_id == shape.current_spec_id {
+            return Ok(());
+        }
+        let md = &latest.built.metadata;
+        let (old, new) = (shape.current_spec()?, next.current_spec()?);
+        if new.schema != old.schema {
+            let id = md.schemas.keys().max().map_or(0, |m| m + 1);
+            let mut schema = json!({
+                "type": "struct",
+                "schema-id": id,
+                "fields": serde_json::to_value(&new.schema.fields)?,
+            });
+            // Identifier fields stay while their columns do.
+            let current = doc
+                .get("schemas")
+                .and_then(Json::as_array)
+                .and_then(|all| all.iter().find(|s| s["schema-id"] == json!(md.current_schema_id)));
+            if let Some(ids) = current
+                .and_then(|s| s.get("identifier-field-ids"))
+                .and_then(Json::as_array)
+                && ids
+                    .iter()
+                    .all(|i| i.as_i64().is_some_and(|i| new.schema.field_by_id(i as i32).is_some()))
+            {
+                schema["identifier-field-ids"] = Json::Array(ids.clone());
+            }
+            push(doc, "schemas", schema);
+            doc.insert("current-schema-id".into(), json!(id));
+            let last = doc.get("last-column-id").and_then(Json::as_i64).unwrap_or(0);
+            doc.insert("last-column-id".into(), json!(last.max(next.last_column_id as i64)));
+        }
+        if new.partition_spec != old.partition_spec {
+            let mapping = latest.built.manifests.spec(md.default_spec_id).ok();
+            if let Some(m) = mapping
+                && let Some(i) = m.kept.iter().position(Option::is_none)
+            {
+                return Err(Error::Invalid(format!(
+                    "Iceberg table {}: its partition spec has field {:?} with transform {:?}, which this engine does not know, so it cannot change the partitioning; nothing was written",
+                    self.name, m.iceberg.fields[i].name, m.iceberg.fields[i].transform
+                )));
+            }
+            let fields = serde_json::to_value(&new.partition_spec.fields)?;
+            let same = |s: &super::metadata::IcebergSpec| {
+                let theirs: Vec<Json> = s
+                    .fields
+                    .iter()
+                    .map(|f| json!({"field-id": f.field_id, "source-id": f.source_id, "transform": f.transform, "name": f.name}))
+                    .collect();
+                Json::Array(theirs) == fields
+            };
+            let id = match md.specs.iter().find(|s| same(s)) {
+                Some(existing) => existing.spec_id,
+                None => {
+                    let id = md.specs.iter().map(|s| s.spec_id).max().map_or(0, |m| m + 1);
+                    push(doc, "partition-specs", json!({"spec-id": id, "fields": fields}));
+                    id
+                }
+            };
+            doc.insert("default-spec-id".into(), json!(id));
+            let last = doc.get("last-partition-id").and_then(Json::as_i64).unwrap_or(999);
+            doc.insert(
+                "last-partition-id".into(),
+                json!(last.max(next.last_partition_id as i64)),
+            );
+        }
+        Ok(())
+    }
+
+    /// The manifest list of the new snapshot: manifests kept from the
+    /// latest snapshot exactly as they were listed, new ones from what we
+    /// wrote, and the latest snapshot's delete manifests.
+    fn list_entries(
+        &self,
+        latest: &Latest,
+        next: &TableMetadata,
+        snapshot: &Snapshot,
+    ) -> Result<Vec<ManifestListEntry>> {
+        let built = &latest.built;
+        let current: Vec<&ManifestFile> = built
+            .table
+            .metadata()
+            .current_snapshot()
+            .map(|s| s.manifests.iter().collect())
+            .unwrap_or_default();
+        let now: BTreeSet<&str> = snapshot.manifests.iter().map(|m| m.path.as_str()).collect();
+        let removes = current.iter().any(|m| !now.contains(m.path.as_str()));
+        if removes && !built.delete_manifests.is_empty() {
+            return Err(Error::Invalid(format!(
+                "Iceberg table {} has delete files written by another engine (merge-on-read), and a statement that rewrites or removes data files would have to apply them, which this engine does not do yet; INSERT works, or compact the table with the engine that wrote the deletes; nothing was written",
+                self.name
+            )));
+        }
+        let mut out = Vec::with_capacity(snapshot.manifests.len() + built.delete_manifests.len());
+        for m in &snapshot.manifests {
+            match built.listed.get(&m.path) {
+                Some(entry) => out.push(kept_entry(entry)?),
+                None => out.push(self.new_entry(built, next, snapshot, m)?),
+            }
+        }
+        for entry in &built.delete_manifests {
+            out.push(kept_entry(entry)?);
+        }
+        Ok(out)
+    }
+
+    fn new_entry(
+        &self,
+        built: &Built,
+        next: &TableMetadata,
+        snapshot: &Snapshot,
+        m: &ManifestFile,
+    ) -> Result<ManifestListEntry> {
+        let mapping = built.manifests.spec(m.spec_id)?;
+        if let Some(i) = mapping.kept.iter().position(Option::is_none) {
+            let field = &mapping.iceberg.fields[i];
+            return Err(Error::Invalid(format!(
+                "Iceberg table {}: partition spec {} has field {:?} with transform {:?}, which this engine cannot compute, so it cannot write files under that spec; nothing was written",
+                self.name, m.spec_id, field.name, field.transform
+            )));
+        }
+        let mut manifest = m.clone();
+        crate::store::iceberg_commit::assign_sequence_number(
+            &mut manifest,
+            snapshot.snapshot_id,
+            snapshot.sequence_number,
+        )?;
+        let spec: &TableSpec = next.spec(m.spec_id)?;
+        self.base.list_entry(spec, &manifest)
+    }
+}
+
+/// A manifest listed again as the latest manifest list had it.
+fn kept_entry(e: &ManifestEntryFile) -> Result<ManifestListEntry> {
+    if e.key_metadata.is_some() {
+        return Err(Error::Invalid(format!(
+            "manifest {} is encrypted (key_metadata), which this engine does not write; nothing was written",
+            e.path
+        )));
+    }
+    let count = |i: usize| e.counts[i].unwrap_or(0);
+    let int = |i: usize| {
+        i32::try_from(count(i)).map_err(|_| Error::Format(format!("manifest {}: a file count exceeds int", e.path)))
+    };
+    Ok(ManifestListEntry {
+        manifest_path: e.path.clone(),
+        manifest_length: e.length,
+        partition_spec_id: e.spec_id,
+        content: e.content,
+        sequence_number: e.sequence_number,
+        min_sequence_number: e.min_sequence_number,
+        added_snapshot_id: e.added_snapshot_id,
+        added_files_count: int(0)?,
+        existing_files_count: int(1)?,
+        deleted_files_count: int(2)?,
+        added_rows_count: count(3),
+        existing_rows_count: count(4),
+        deleted_rows_count: count(5),
+        partitions: e
+            .partitions
+            .iter()
+            .flatten()
+            .map(|s| FieldSummaryBinary {
+                contains_null: s.contains_null,
+                contains_nan: s.contains_nan,
+                lower: s.lower.clone(),
+                upper: s.upper.clone(),
+            })
+            .collect(),
+    })
+}
+
+/// `path` relative to the table root, in stored form.
+fn relative(base: &TableLocation, path: &Path) -> String {
+    path.prefix_match(&base.root)
+        .map(|parts| {
+            TableLocation::stored_path(
+                parts
+                    .map(|p| p.as_ref().to_string())
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(String::as_str),
+            )
+        })
+        .unwrap_or_else(|| path.to_string())
+}
+
+/// How many earlier metadata files `metadata-log` keeps by default.
+const PREVIOUS_VERSIONS_MAX: usize = 100;
+
+/// Add `snapshot` to the metadata document as its current snapshot.
+fn add_snapshot(doc: &mut serde_json::Map<String, Json>, snapshot: &Snapshot, manifest_list: &str) {
+    let mut summary = serde_json::Map::new();
+    summary.insert(
+        "operation".into(),
+        Json::from(crate::spec::iceberg_json::iceberg_operation(snapshot)),
+    );
+    for (k, v) in &snapshot.summary {
+        summary.insert(k.clone(), Json::from(v.clone()));
+    }
+    let mut entry = serde_json::Map::new();
+    entry.insert("snapshot-id".into(), json!(snapshot.snapshot_id));
+    if let Some(parent) = snapshot.parent_snapshot_id {
+        entry.insert("parent-snapshot-id".into(), json!(parent));
+    }
+    entry.insert("sequence-number".into(), json!(snapshot.sequence_number));
+    entry.insert("timestamp-ms".into(), json!(snapshot.timestamp_ms));
+    entry.insert("manifest-list".into(), json!(manifest_list));
+    entry.insert("summary".into(), Json::Object(summary));
+    let schema_id = doc.get("current-schema-id").cloned().unwrap_or(json!(0));
+    entry.insert("schema-id".into(), schema_id);
+    push(doc, "snapshots", Json::Object(entry));
+    doc.insert("current-snapshot-id".into(), json!(snapshot.snapshot_id));
+    let refs = doc.entry("refs").or_insert_with(|| json!({}));
+    if let Some(refs) = refs.as_object_mut() {
+        let main = refs.entry("main").or_insert_with(|| json!({"type": "branch"}));
+        if let Some(main) = main.as_object_mut() {
+            main.insert("snapshot-id".into(), json!(snapshot.snapshot_id));
+            main.entry("type").or_insert_with(|| json!("branch"));
+        }
+    }
+    push(
+        doc,
+        "snapshot-log",
+        json!({"timestamp-ms": snapshot.timestamp_ms, "snapshot-id": snapshot.snapshot_id}),
+    );
+    doc.insert("last-sequence-number".into(), json!(snapshot.sequence_number));
+    doc.insert("last-updated-ms".into(), json!(snapshot.timestamp_ms));
+}
+
+/// The metadata file this one follows joins `metadata-log` (trimmed to
+/// `write.metadata.previous-versions-max`).
+fn log_metadata(doc: &mut serde_json::Map<String, Json>, md: &IcebergMetadata, previous_file: &str) {
+    push(
+        doc,
+        "metadata-log",
+        json!({"timestamp-ms": md.last_updated_ms, "metadata-file": previous_file}),
+    );
+    let max = md
+        .properties
+        .get("write.metadata.previous-versions-max")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(PREVIOUS_VERSIONS_MAX);
+    if let Some(Json::Array(log)) = doc.get_mut("metadata-log") {
+        let excess = log.len().saturating_sub(max);
+        log.drain(..excess);
+    }
+}
+
+fn push(doc: &mut serde_json::Map<String, Json>, key: &str, value: Json) {
+    match doc.get_mut(key) {
+        Some(Json::Array(items)) => items.push(value),
+        _ => {
+            doc.insert(key.to_string(), Json::Array(vec![value]));
+        }
+    }
+}
+
+/// The table in our shape, with Iceberg's high-water marks: sequence
+/// numbers and column and partition field ids are never reused, even
+/// those of expired snapshots and dropped columns.
+fn shape(latest: &Latest) -> TableMetadata {
+    let mut md = latest.built.table.metadata().clone();
+    let raw = |key: &str| latest.raw.get(key).and_then(Json::as_i64);
+    md.last_sequence_number = md.last_sequence_number.max(raw("last-sequence-number").unwrap_or(0));
+    md.last_column_id = md.last_column_id.max(raw("last-column-id").unwrap_or(0) as i32);
+    md.last_partition_id = md.last_partition_id.max(raw("last-partition-id").unwrap_or(0) as i32);
+    md
+}
+
+#[async_trait]
+impl ForeignCommits for IcebergCommits {
+    async fn load(&self) -> Result<Versioned> {
+        let latest = self.latest().await?;
+        self.check_writable(&latest)?;
+        Ok(Versioned {
+            version: latest.version,
+            metadata: shape(&latest),
+        })
+    }
+
+    async fn commit(&self, apply: &mut Apply<'_>) -> Result<Versioned> {
+        let conditional = self.base.conditional_commits().await?;
+        let mut backoff = Duration::from_millis(5);
+        for _ in 0..COMMIT_RETRIES {
+            let latest = self.latest().await?;
+            self.check_writable(&latest)?;
+            let next = apply(&shape(&latest))?;
+            let mut written = Vec::new();
+            let bytes = match self.next_file(&latest, &next, &mut written).await {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    self.base.delete_quietly(written).await;
+                    return Err(e);
+                }
+            };
+            let version = latest.version + 1;
+            let path = self.base.metadata_file(version);
+            match self.base.try_put_version(&path, bytes, conditional).await {
+                Ok(true) => {
+                    self.base.write_hint(version).await;
+                    return Ok(Versioned {
+                        version,
+                        metadata: next,
+                    });
+                }
+                Ok(false) => {
+                    self.base.delete_quietly(written).await;
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_millis(500));
+                }
+                // The version may still land and reference what was written.
+                Err(e @ Error::CommitUnknown { .. }) => return Err(e),
+                Err(e) => {
+                    self.base.delete_quietly(written).await;
+                    return Err(e);
+                }
+            }
+        }
+        Err(Error::CommitConflict {
+            table: self.base.url(),
+            detail: format!("gave up after {COMMIT_RETRIES} attempts; other writers keep winning"),
+        })
+    }
+}
+
+/// The write side of an Iceberg table opened by its directory.
+#[derive(Debug)]
+struct IcebergWriter(Arc<IcebergCommits>);
+
+#[async_trait]
+impl ForeignWrites for IcebergWriter {
+    fn commits(&self) -> Arc<dyn ForeignCommits> {
+        Arc::clone(&self.0) as Arc<dyn ForeignCommits>
+    }
+
+    fn location(&self) -> TableLocation {
+        self.0.location()
+    }
+
+    async fn newer_than(&self, version: u64) -> Result<Option<ForeignTable>> {
+        let (file, latest) = self.0.latest_file().await?;
+        if latest == version {
+            return Ok(None);
+        }
+        let table = self.0.read(file, latest).await?.built.table;
+        Ok(Some(table.writable(self.0.writer(), latest)))
+    }
+}
+
+/// The manifests of every version this table's writers read, by path.
+#[derive(Debug, Default)]
+struct WriterManifests {
+    by_path: Mutex<HashMap<String, Arc<IcebergManifests>>>,
+}
+
+impl WriterManifests {
+    fn add(&self, built: &Built) {
+        if let Ok(mut map) = self.by_path.lock() {
+            for path in built.listed.keys() {
+                map.insert(path.clone(), Arc::clone(&built.manifests));
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ManifestSource for WriterManifests {
+    async fn read(
+        &self,
+        location: &TableLocation,
+        manifest: &ManifestFile,
+        spec: &TableSpec,
+        columns: Option<&[String]>,
+    ) -> Result<RecordBatch> {
+        let source = self.by_path.lock().ok().and_then(|m| m.get(&manifest.path).cloned());
+        let Some(source) = source else {
+            return crate::format_err!(
+                "manifest {} is not listed by any version of the Iceberg table read so far",
+                manifest.path
+            );
+        };
+        source.read(location, manifest, spec, columns).await
+    }
+
+    fn writes_iceberg_manifests(&self) -> bool {
+        true
+    }
+}

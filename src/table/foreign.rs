@@ -1,0 +1,31 @@
+//! Tables whose metadata another format owns (an Iceberg table this engine
+//! did not create): how their versions are loaded and committed.
+//!
+//! The write statements (`table::delete`, `update`, `merge`, the INSERT
+//! sink, …) run unchanged on such a table. They see it in our shape (a
+//! [`Versioned`] `TableMetadata` whose manifests the table's location can
+//! read) and hand their result to [`ForeignCommits::commit`], which writes
+//! it in the format's own terms (for Iceberg: an Avro manifest list and the
+//! next `*.metadata.json`, keeping everything it does not interpret).
+
+use std::fmt::Debug;
+
+use async_trait::async_trait;
+
+use crate::error::Result;
+use crate::spec::TableMetadata;
+use crate::store::Versioned;
+
+/// The change a statement makes, as a function of the latest metadata (it
+/// is called again after a lost race).
+pub type Apply<'a> = dyn FnMut(&TableMetadata) -> Result<TableMetadata> + Send + 'a;
+
+/// Loading and committing the versions of a table of another format.
+#[async_trait]
+pub trait ForeignCommits: Debug + Send + Sync {
+    /// The latest version in our shape. Its manifests are readable through
+    /// the location of the `Table` this belongs to.
+    async fn load(&self) -> Result<Versioned>;
+    /// Commit `apply(latest)` as the next version.
+    async fn commit(&self, apply: &mut Apply<'_>) -> Result<Versioned>;
+}
