@@ -230,6 +230,12 @@ impl ForeignTable {
     }
 
     fn read_only<T>(&self, what: &str) -> Result<T> {
+        if self.format() == "Iceberg" {
+            return not_impl_err!(
+                "{what} is not supported: {} is an Iceberg table opened at one metadata file (a fixed version), which hidden-partitions reads but does not write; open it by its table directory to write to it",
+                self.name
+            );
+        }
         not_impl_err!(
             "{what} is not supported: {} is {} table, which hidden-partitions reads but does not write (use CREATE TABLE … AS SELECT * FROM {} to copy it into a table of ours)",
             self.name,
@@ -272,6 +278,90 @@ impl datafusion::catalog::TableProvider for ForeignTable {
     }
 
     async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        // A table that follows its latest version reads that one (its
+        // writers may have committed since it was registered).
+        if let Some(newer) = self.newer().await? {
+            // Filters this version answered exactly must stay exact there.
+            let refs: Vec<&Expr> = filters.iter().collect();
+            let (before, after) = (
+                self.supports_filters_pushdown(&refs)?,
+                newer.supports_filters_pushdown(&refs)?,
+            );
+            let weaker = before.iter().zip(&after).any(|(b, a)| {
+                matches!(b, TableProviderFilterPushDown::Exact) && !matches!(a, TableProviderFilterPushDown::Exact)
+            });
+            if newer.schema != self.schema || weaker {
+                return Err(crate::error::Error::Invalid(format!(
+                    "table {} changed its columns or partitioning since this statement was planned; run it again (or register the table again with CREATE EXTERNAL TABLE)",
+                    self.name
+                ))
+                .into());
+            }
+            return newer.scan_current(state, projection, filters, limit).await;
+        }
+        self.scan_current(state, projection, filters, limit).await
+    }
+
+    /// `Exact` when every spec with files decides the filter from partition
+    /// values alone; deletes only remove rows, so they don't change that.
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(crate::provider::planning::filter_pushdown(
+            &self.metadata,
+            self.metadata.current_snapshot(),
+            filters,
+        )?)
+    }
+
+    async fn insert_into(
+        &self,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.target("INSERT").await?.insert_into(state, input, insert_op).await
+    }
+
+    async fn delete_from(&self, state: &dyn Session, filters: Vec<Expr>) -> Result<Arc<dyn ExecutionPlan>> {
+        self.target("DELETE").await?.delete_from(state, filters).await
+    }
+
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.target("UPDATE").await?.update(state, assignments, filters).await
+    }
+
+    async fn truncate(&self, state: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
+        self.target("TRUNCATE").await?.truncate(state).await
+    }
+
+    async fn merge_into(
+        &self,
+        state: &dyn Session,
+        source: Arc<dyn ExecutionPlan>,
+        merge_schema: datafusion::common::DFSchemaRef,
+        on: Expr,
+        clauses: Vec<datafusion::logical_expr::dml::MergeIntoClause>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.target("MERGE INTO")
+            .await?
+            .merge_into(state, source, merge_schema, on, clauses)
+            .await
+    }
+}
+
+impl ForeignTable {
+    /// Plan a scan of the version this table was built from.
+    async fn scan_current(
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
@@ -384,56 +474,6 @@ impl datafusion::catalog::TableProvider for ForeignTable {
             &per_file,
             keep,
         )?))
-    }
-
-    /// `Exact` when every spec with files decides the filter from partition
-    /// values alone; deletes only remove rows, so they don't change that.
-    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(crate::provider::planning::filter_pushdown(
-            &self.metadata,
-            self.metadata.current_snapshot(),
-            filters,
-        )?)
-    }
-
-    async fn insert_into(
-        &self,
-        state: &dyn Session,
-        input: Arc<dyn ExecutionPlan>,
-        insert_op: InsertOp,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.target("INSERT").await?.insert_into(state, input, insert_op).await
-    }
-
-    async fn delete_from(&self, state: &dyn Session, filters: Vec<Expr>) -> Result<Arc<dyn ExecutionPlan>> {
-        self.target("DELETE").await?.delete_from(state, filters).await
-    }
-
-    async fn update(
-        &self,
-        state: &dyn Session,
-        assignments: Vec<(String, Expr)>,
-        filters: Vec<Expr>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.target("UPDATE").await?.update(state, assignments, filters).await
-    }
-
-    async fn truncate(&self, state: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
-        self.target("TRUNCATE").await?.truncate(state).await
-    }
-
-    async fn merge_into(
-        &self,
-        state: &dyn Session,
-        source: Arc<dyn ExecutionPlan>,
-        merge_schema: datafusion::common::DFSchemaRef,
-        on: Expr,
-        clauses: Vec<datafusion::logical_expr::dml::MergeIntoClause>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.target("MERGE INTO")
-            .await?
-            .merge_into(state, source, merge_schema, on, clauses)
-            .await
     }
 }
 

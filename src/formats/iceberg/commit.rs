@@ -66,14 +66,11 @@ struct Latest {
 }
 
 impl IcebergCommits {
-    /// `written_location`: the table's location as its metadata spells it;
-    /// files we add are named the same way when it is this location.
+    /// `written_location`: the table's `location` as its metadata spells it.
+    /// Every path we write starts with it, as the table's other paths do
+    /// (readers resolve them against it, also when the table was moved).
     pub fn new(name: &str, mut base: TableLocation, written_location: &str) -> Self {
-        let ours = base.iceberg_root();
-        let same = |a: &str| a.strip_prefix("file://").unwrap_or(a).trim_end_matches('/').to_string();
-        if written_location != ours && same(written_location) == same(&ours) {
-            base.iceberg_location = Some(written_location.trim_end_matches('/').to_string());
-        }
+        base.iceberg_location = Some(written_location.trim_end_matches('/').to_string());
         Self {
             name: name.to_string(),
             base,
