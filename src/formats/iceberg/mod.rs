@@ -19,11 +19,15 @@
 //! `schema.name-mapping.default`.
 
 pub mod avro;
+pub mod container;
 pub mod convert;
 pub mod deletes;
+pub mod entries;
 pub mod manifest;
 pub mod manifest_list;
 pub mod metadata;
+#[cfg(test)]
+mod oracle;
 pub mod values;
 
 use std::collections::{BTreeMap, HashMap};
@@ -313,7 +317,7 @@ impl ForeignReader for IcebergReader {
         if index.is_empty() {
             return Ok(vec![FileDeletes::default(); files.len()]);
         }
-        let infos = self.manifests.file_infos();
+        let infos = self.manifests.file_infos(location)?;
         let selected: Vec<_> = files.iter().map(|f| infos.get(&f.path)).collect();
         index.deletes_for(location, &self.schema, &selected).await
     }
