@@ -947,4 +947,163 @@ mod tests {
             assert_same_batches(&written.bytes, &listed, &narrow, &rebase);
         }
     }
+
+    /// Shapes other writers use: uuid partitions (fixed and string), an
+    /// enum file format, an Avro map of counts, no sequence number (v1),
+    /// DELETED and EXISTING entries, unknown transforms, a partition field
+    /// the file lacks and one the spec lacks, a value cast to its column type.
+    #[test]
+    fn foreign_writer_shapes_decode_alike() {
+        use apache_avro::types::Value;
+        use serde_json::json;
+
+        use crate::iceberg::avro::{field, int_map, optional, write_container};
+        let partition = json!({"type": "record", "name": "r102", "fields": [
+            optional("u", 1000, json!({"type": "fixed", "name": "uuid_fixed", "size": 16, "logicalType": "uuid"})),
+            optional("v", 1001, json!({"type": "string", "logicalType": "uuid"})),
+            optional("s", 1002, json!("int")),
+            optional("z", 1003, json!({"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2})),
+            optional("w", 1004, json!({"type": "long", "logicalType": "timestamp-micros"})),
+            optional("extra", 1010, json!("double")),
+        ]});
+        let data_file = json!({"type": "record", "name": "r2", "fields": [
+            field("file_path", 100, json!("string")),
+            field("file_format", 101, json!({"type": "enum", "name": "fmt", "symbols": ["AVRO", "PARQUET"]})),
+            field("partition", 102, partition),
+            field("record_count", 103, json!("long")),
+            field("file_size_in_bytes", 104, json!("long")),
+            optional("null_value_counts", 110, json!({"type": "map", "values": "long"})),
+            optional("lower_bounds", 125, int_map(126, 127, "bytes")),
+            optional("upper_bounds", 128, int_map(129, 130, "bytes")),
+        ]});
+        let schema = json!({"type": "record", "name": "manifest_entry", "fields": [
+            field("status", 0, json!("int")),
+            optional("snapshot_id", 1, json!("long")),
+            field("data_file", 2, data_file),
+        ]});
+        let some = |v: Value| Value::Union(1, Box::new(v));
+        let null = || Value::Union(0, Box::new(Value::Null));
+        let u = uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0011_2233_4455_6677);
+        let kv = |k: i32, v: &[u8]| {
+            Value::Record(vec![
+                ("key".into(), Value::Int(k)),
+                ("value".into(), Value::Bytes(v.to_vec())),
+            ])
+        };
+        let entry = |status: i32, i: i64, with_values: bool| {
+            let p = |v: Value| if with_values { some(v) } else { null() };
+            Value::Record(vec![
+                ("status".into(), Value::Int(status)),
+                ("snapshot_id".into(), some(Value::Long(3))),
+                (
+                    "data_file".into(),
+                    Value::Record(vec![
+                        (
+                            "file_path".into(),
+                            Value::String(format!("file:/w/t/data/f{i}.parquet")),
+                        ),
+                        ("file_format".into(), Value::Enum(1, "PARQUET".into())),
+                        (
+                            "partition".into(),
+                            Value::Record(vec![
+                                ("u".into(), p(Value::Uuid(u))),
+                                ("v".into(), p(Value::Uuid(u))),
+                                ("s".into(), p(Value::Int(-5 * i as i32))),
+                                ("z".into(), p(Value::Decimal(vec![0xFF, 0x8A].into()))),
+                                ("w".into(), p(Value::TimestampMicros(i * 1_000_000))),
+                                ("extra".into(), p(Value::Double(f64::NAN))),
+                            ]),
+                        ),
+                        ("record_count".into(), Value::Long(i)),
+                        ("file_size_in_bytes".into(), Value::Long(100 + i)),
+                        (
+                            "null_value_counts".into(),
+                            some(Value::Map(HashMap::from([
+                                ("3".to_string(), Value::Long(i)),
+                                ("5".to_string(), Value::Long(0)),
+                                ("x".to_string(), Value::Long(9)),
+                            ]))),
+                        ),
+                        (
+                            "lower_bounds".into(),
+                            some(Value::Array(vec![
+                                kv(3, b"a"),
+                                kv(5, &(-7i64).to_le_bytes()),
+                                kv(4, &[0x80]),
+                            ])),
+                        ),
+                        (
+                            "upper_bounds".into(),
+                            if i % 2 == 0 {
+                                null()
+                            } else {
+                                some(Value::Array(vec![kv(3, b"zz")]))
+                            },
+                        ),
+                    ]),
+                ),
+            ])
+        };
+        let records = vec![
+            entry(1, 1, true),
+            entry(2, 2, true),
+            entry(0, 3, false),
+            entry(1, 4, true),
+        ];
+        let bytes = write_container(&schema, &[], records, "m").unwrap();
+
+        let md_schema: Schema = serde_json::from_str(
+            r#"{"fields":[{"id":1,"name":"u","required":false,"type":"fixed[16]"},
+                          {"id":2,"name":"v","required":false,"type":"fixed[16]"},
+                          {"id":3,"name":"s","required":false,"type":"string"},
+                          {"id":4,"name":"dec","required":false,"type":"decimal(9,2)"},
+                          {"id":5,"name":"ts","required":false,"type":"timestamp"}]}"#,
+        )
+        .unwrap();
+        let f = |field_id, source_id, transform: &str, name: &str| IcebergPartitionField {
+            field_id,
+            source_id,
+            transform: transform.into(),
+            name: name.into(),
+        };
+        let ice = IcebergSpec {
+            spec_id: 0,
+            fields: vec![
+                f(1000, 1, "identity", "u"),
+                f(1001, 2, "identity", "v"),
+                f(1002, 3, "identity", "s"),
+                f(1003, 4, "zorder", "z"),
+                f(1004, 5, "zorder", "w"),
+                f(1005, 5, "identity", "gone"),
+            ],
+        };
+        let mapping = SpecMapping::new(&ice, &md_schema);
+        let listed = ManifestEntryFile {
+            path: "file:/w/t/metadata/m.avro".into(),
+            length: bytes.len() as i64,
+            spec_id: 0,
+            content: 0,
+            sequence_number: 8,
+            added_snapshot_id: 3,
+            files: None,
+            rows: None,
+            partitions: None,
+        };
+        assert_same_entries(&bytes, &listed, &mapping);
+        assert_same_batches(&bytes, &listed, &mapping, &Rebase::new("/w/t"));
+        let entries = read_entries(&bytes, "m", &listed, &mapping).unwrap();
+        // DELETED skipped; ADDED inherits the list's sequence number, EXISTING (v1) has 0.
+        let seqs: Vec<i64> = entries.iter().map(|e| e.sequence_number).collect();
+        assert_eq!(seqs, [8, 0, 8]);
+        assert_eq!(
+            entries[0].partition[0],
+            ScalarValue::FixedSizeBinary(16, Some(u.as_bytes().to_vec()))
+        );
+        assert_eq!(entries[0].partition[1], entries[0].partition[0]);
+        assert_eq!(entries[2].partition[2], ScalarValue::Utf8(Some("-20".into())));
+        assert_eq!(
+            entries[0].partition[4],
+            ScalarValue::TimestampMicrosecond(Some(1_000_000), None)
+        );
+    }
 }
