@@ -1,10 +1,12 @@
-//! Iceberg values in manifests → typed [`ScalarValue`]s.
+//! Iceberg single-value binary bounds → typed values: one [`ScalarValue`]
+//! ([`decode_bound`], for manifest-list summaries) or a whole typed column
+//! at once ([`bounds_array`], for a manifest's `lower_bounds`/`upper_bounds`).
 //!
 //! Two encodings occur:
 //!
 //! | where                                   | encoding                         | example (`ts_day` 2024-01-02)  |
 //! |-----------------------------------------|----------------------------------|--------------------------------|
-//! | `partition` record of a manifest entry  | Avro value of the result type    | `{"int","logicalType":"date"}` 19724 |
+//! | `partition` record of a manifest entry  | Avro value of the result type (read in `entries`) | `{"int","logicalType":"date"}` 19724 |
 //! | `lower_bounds` / `upper_bounds`, manifest-list partition summaries | single-value binary | `4C 4D 00 00` (LE int) |
 //!
 //! Single-value binary: int/date 4 bytes LE, long/time/timestamp 8 bytes LE
