@@ -821,7 +821,7 @@ mod tests {
             HashMap::from([("metadata/m0.avro".to_string(), listed)]),
             HashMap::from([(spec.spec_id, mapping(&spec))]),
         );
-        let decoded = manifests.decode(&location, "metadata/m0.avro").await.unwrap();
+        let batch = manifests.batch(&location, "metadata/m0.avro", None).await.unwrap();
 
         let expected: Vec<ForeignDataFile> = files()
             .into_iter()
@@ -840,7 +840,7 @@ mod tests {
             })
             .collect();
         let expected = foreign_manifest_batch(&spec, &expected).unwrap();
-        assert_eq!(decoded.batch, expected);
+        assert_eq!(batch, expected);
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub struct RawFieldSummary {
 }
 
 /// A manifest as the manifest list describes it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManifestEntryFile {
     pub path: String,
     pub length: i64,

@@ -20,11 +20,15 @@
 
 pub mod avro;
 pub mod commit;
+pub mod container;
 pub mod convert;
 pub mod deletes;
+pub mod entries;
 pub mod manifest;
 pub mod manifest_list;
 pub mod metadata;
+#[cfg(test)]
+mod oracle;
 pub mod values;
 
 use std::collections::{BTreeMap, HashMap};
@@ -352,7 +356,7 @@ impl ForeignReader for IcebergReader {
         if index.is_empty() {
             return Ok(vec![FileDeletes::default(); files.len()]);
         }
-        let infos = self.manifests.file_infos();
+        let infos = self.manifests.file_infos(location)?;
         let selected: Vec<_> = files.iter().map(|f| infos.get(&f.path)).collect();
         index.deletes_for(location, &self.schema, &selected).await
     }
