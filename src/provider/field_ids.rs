@@ -155,3 +155,25 @@ impl PhysicalExprAdapterFactory for FieldIdAdapterFactory {
         Ok(Arc::new(FieldIdAdapter { renames, inner }))
     }
 }
+
+/// `schema.name-mapping.default`: file column name → field id (top level).
+pub fn iceberg_name_mapping(properties: &std::collections::BTreeMap<String, String>) -> HashMap<String, i32> {
+    let mut out = HashMap::new();
+    let Some(json) = properties.get("schema.name-mapping.default") else {
+        return out;
+    };
+    let Ok(serde_json::Value::Array(fields)) = serde_json::from_str::<serde_json::Value>(json) else {
+        return out;
+    };
+    for f in fields {
+        let Some(id) = f.get("field-id").and_then(|v| v.as_i64()) else {
+            continue;
+        };
+        for name in f.get("names").and_then(|n| n.as_array()).into_iter().flatten() {
+            if let Some(name) = name.as_str() {
+                out.insert(name.to_string(), id as i32);
+            }
+        }
+    }
+    out
+}

@@ -195,6 +195,20 @@ fn session_state(state: &dyn Session) -> Result<SessionState> {
 }
 
 impl HiddenPartitionsTable {
+    /// How data files' columns are found: by field id. Another engine's
+    /// Iceberg files may lack ids: then through the table's name mapping,
+    /// and a file matching neither is an error, never a column of NULLs
+    /// (which a rewrite would make permanent).
+    fn file_adapter(&self) -> crate::error::Result<FieldIdAdapterFactory> {
+        let md = &self.version.metadata;
+        let adapter = FieldIdAdapterFactory::new(&md.current_spec()?.schema);
+        if !self.table.is_foreign() {
+            return Ok(adapter);
+        }
+        let names = super::field_ids::iceberg_name_mapping(&md.properties);
+        Ok(adapter.with_name_mapping(names, format!("Iceberg table {}", self.table.name)))
+    }
+
     /// Writes go to the table itself, not to a snapshot of it.
     fn writable(&self, what: &str) -> Result<()> {
         if self.as_of.is_some() {
@@ -319,9 +333,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
             .with_statistics(statistics)
             .with_projection_indices(projection.cloned())?
             .with_limit(limit)
-            .with_expr_adapter(Some(Arc::new(FieldIdAdapterFactory::new(
-                &self.version.metadata.current_spec()?.schema,
-            ))))
+            .with_expr_adapter(Some(Arc::new(self.file_adapter()?)))
             .build();
         let format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
         let exec = format.create_physical_plan(state, config).await?;

@@ -193,7 +193,7 @@ pub(crate) async fn build_parts(
     let metadata = our_metadata(&md, &schema, &specs, chosen.map(|s| s.snapshot_id), data_manifests)?;
     let listed = listed_data.clone();
     let manifests = Arc::new(IcebergManifests::new(rebase, listed_data, specs));
-    let names = name_mapping(&md.properties);
+    let names = crate::provider::field_ids::iceberg_name_mapping(&md.properties);
     let adapter = FieldIdAdapterFactory::new(&schema).with_name_mapping(names, format!("Iceberg table {name}"));
     let reader = Arc::new(IcebergReader {
         base: base.clone(),
@@ -300,28 +300,6 @@ fn our_metadata(
         properties: md.properties.clone(),
         refs,
     })
-}
-
-/// `schema.name-mapping.default`: file column name → field id (top level).
-fn name_mapping(properties: &BTreeMap<String, String>) -> HashMap<String, i32> {
-    let mut out = HashMap::new();
-    let Some(json) = properties.get("schema.name-mapping.default") else {
-        return out;
-    };
-    let Ok(serde_json::Value::Array(fields)) = serde_json::from_str::<serde_json::Value>(json) else {
-        return out;
-    };
-    for f in fields {
-        let Some(id) = f.get("field-id").and_then(|v| v.as_i64()) else {
-            continue;
-        };
-        for name in f.get("names").and_then(|n| n.as_array()).into_iter().flatten() {
-            if let Some(name) = name.as_str() {
-                out.insert(name.to_string(), id as i32);
-            }
-        }
-    }
-    out
 }
 
 #[derive(Debug)]
