@@ -466,7 +466,7 @@ mod tests {
     use crate::formats::iceberg::convert::SpecMapping;
     use crate::formats::iceberg::manifest::{Content, read_entries};
     use crate::formats::iceberg::manifest_list::read_manifest_list;
-    use crate::formats::iceberg::metadata::{IcebergPartitionField, IcebergSpec};
+    use crate::formats::iceberg::metadata::IcebergSpec;
     use crate::formats::iceberg::values::decode_bound;
     use crate::iceberg::manifest_list::write_manifest_list;
     use crate::manifest::ColumnStats;
@@ -594,21 +594,7 @@ mod tests {
     }
 
     fn mapping(spec: &TableSpec) -> SpecMapping {
-        let ice = IcebergSpec {
-            spec_id: spec.spec_id,
-            fields: spec
-                .partition_spec
-                .fields
-                .iter()
-                .map(|f| IcebergPartitionField {
-                    field_id: f.field_id,
-                    source_id: f.source_id,
-                    transform: f.transform.to_string(),
-                    name: f.name.clone(),
-                })
-                .collect(),
-        };
-        SpecMapping::new(&ice, &spec.schema)
+        SpecMapping::new(&IcebergSpec::of(spec), &spec.schema)
     }
 
     fn added(spec: &TableSpec) -> ManifestWrite<'_> {

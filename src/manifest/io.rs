@@ -92,13 +92,21 @@ async fn write_both(
     origin: Origin,
 ) -> Result<ManifestFile> {
     super::unique::check_batch_lists_once(batch)?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .build();
+    let iceberg_only = location
+        .manifest_source
+        .as_ref()
+        .is_some_and(|s| s.writes_iceberg_manifests());
+    // An Iceberg table of another engine: its manifests are the Avro ones,
+    // so no Parquet manifest is encoded.
     let mut buf = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
-    writer.write(batch)?;
-    writer.close()?;
+    if !iceberg_only {
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .build();
+        let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
+        writer.write(batch)?;
+        writer.close()?;
+    }
     // `<table prefix>-<uuid>-m.parquet`: a fresh name no other writer uses;
     // its twin is `<table prefix>-<uuid>-m.avro`.
     let fresh = location.fresh_name();
@@ -146,12 +154,7 @@ async fn write_both(
             None => Ok(()),
         }
     };
-    let iceberg_only = location
-        .manifest_source
-        .as_ref()
-        .is_some_and(|s| s.writes_iceberg_manifests());
     let (rel, length) = if iceberg_only {
-        // An Iceberg table of another engine: its manifests are the Avro ones.
         let Some(length) = twin_length else {
             return crate::invalid!(
                 "table {} is an Iceberg table, and Iceberg format version 2 has no type for some of its columns; nothing was written",

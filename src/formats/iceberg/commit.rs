@@ -291,19 +291,12 @@ impl IcebergCommits {
                     self.name, m.iceberg.fields[i].name, m.iceberg.fields[i].transform
                 )));
             }
-            let fields = serde_json::to_value(&new.partition_spec.fields)?;
-            let same = |s: &super::metadata::IcebergSpec| {
-                let theirs: Vec<Json> = s
-                    .fields
-                    .iter()
-                    .map(|f| json!({"field-id": f.field_id, "source-id": f.source_id, "transform": f.transform, "name": f.name}))
-                    .collect();
-                Json::Array(theirs) == fields
-            };
-            let id = match md.specs.iter().find(|s| same(s)) {
+            let wanted = super::metadata::IcebergSpec::of(new).fields;
+            let id = match md.specs.iter().find(|s| s.fields == wanted) {
                 Some(existing) => existing.spec_id,
                 None => {
                     let id = md.specs.iter().map(|s| s.spec_id).max().map_or(0, |m| m + 1);
+                    let fields = serde_json::to_value(&new.partition_spec.fields)?;
                     push(doc, "partition-specs", json!({"spec-id": id, "fields": fields}));
                     id
                 }

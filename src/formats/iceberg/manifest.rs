@@ -847,21 +847,7 @@ mod tests {
     }
 
     fn mapping_of(spec: &TableSpec) -> SpecMapping {
-        let ice = IcebergSpec {
-            spec_id: spec.spec_id,
-            fields: spec
-                .partition_spec
-                .fields
-                .iter()
-                .map(|f| IcebergPartitionField {
-                    field_id: f.field_id,
-                    source_id: f.source_id,
-                    transform: f.transform.to_string(),
-                    name: f.name.clone(),
-                })
-                .collect(),
-        };
-        SpecMapping::new(&ice, &spec.schema)
+        SpecMapping::new(&IcebergSpec::of(spec), &spec.schema)
     }
 
     fn random_files(rng: &mut Rng, spec: &TableSpec, n: usize) -> Vec<DataFile> {

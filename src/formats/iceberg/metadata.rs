@@ -38,6 +38,26 @@ pub struct IcebergSpec {
     pub fields: Vec<IcebergPartitionField>,
 }
 
+impl IcebergSpec {
+    /// The partition spec of one of our table specs, as Iceberg writes it.
+    pub fn of(spec: &crate::spec::TableSpec) -> Self {
+        Self {
+            spec_id: spec.spec_id,
+            fields: spec
+                .partition_spec
+                .fields
+                .iter()
+                .map(|f| IcebergPartitionField {
+                    field_id: f.field_id,
+                    source_id: f.source_id,
+                    transform: f.transform.to_string(),
+                    name: f.name.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct IcebergSnapshot {
     pub snapshot_id: i64,
