@@ -99,6 +99,7 @@ fn entries(start: usize, n: usize) -> Vec<DataFile> {
                     },
                 ],
                 pending: None,
+                first_row_id: None,
             }
         })
         .collect()

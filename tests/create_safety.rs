@@ -453,6 +453,14 @@ fn a_ctas_killed_by_sigkill_is_cleaned_up_by_the_next_create() {
         .filter(|f| f.starts_with("data/"))
         .collect();
     assert!(!before.is_empty(), "no data file reached storage before the kill");
+    // A put the kill interrupted leaves the local store's staging file `<name>#<n>` (which
+    // listings hide); plant one in case this kill did not.
+    let finished = before.iter().find(|f| !f.contains('#')).expect("a finished data file");
+    let staged = format!("{finished}#7");
+    std::fs::write(table_dir.join(&staged), b"partial").unwrap();
+    let before: Vec<_> = before.into_iter().chain([staged]).collect();
+    // Staging files count as dead once idle for a while (a live put renames its file at once).
+    std::thread::sleep(Duration::from_millis(5500));
     let o = run(
         "CREATE TABLE big PARTITIONED BY (day(ts)) AS SELECT value AS id, to_timestamp_micros(value * 60000000) AS ts FROM generate_series(1, 10) AS t(value); SELECT count(*) AS n FROM big",
     );

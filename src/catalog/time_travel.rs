@@ -91,6 +91,8 @@ mod tests {
                 manifests: vec![],
                 table_spec_id: None,
                 manifest_list: None,
+                first_row_id: None,
+                added_rows: None,
             });
             md.set_current_snapshot(id, t);
         }

@@ -5,6 +5,7 @@
 //! | 0   | status: 0 existing, 1 added | 134 | content: 0 (data)                             |
 //! | 1   | snapshot_id           | 100 | file_path: table location + `/` + the decoded path    |
 //! | 3   | sequence_number       | 101 | file_format: `PARQUET`                                |
+//! |     |                       | 142 | first_row_id (v3 only): null for new files (inherited), the assigned id for kept ones |
 //! | 4   | file_sequence_number  | 102 | partition (record `r102`, one optional field per spec field, typed by its transform) |
 //! |     |                       | 103, 104 | record_count, file_size_in_bytes                 |
 //! |     |                       | 109, 110 | value / null counts per top-level primitive column with stats |
@@ -24,7 +25,9 @@
 //! does (`ts-day` → `ts_x2Dday`), the original kept in `iceberg-field-name`.
 //!
 //! The file's key-value metadata holds the Iceberg schema and partition spec
-//! so a reader can use the manifest on its own.
+//! so a reader can use the manifest on its own, and the format version: 3
+//! when the spec has a type only v3 has or a file carries a row id
+//! (`first_row_id`, Iceberg v3 row lineage), 2 otherwise.
 
 use std::collections::{HashMap, HashSet};
 
@@ -61,6 +64,9 @@ pub struct ManifestWrite<'a> {
     /// written null (inherited from the manifest list) whatever is given here.
     pub snapshot_id: Option<i64>,
     pub sequence_number: Option<i64>,
+    /// Write format version 3 (also implied by a v3 type in the spec or a
+    /// file with a row id): for every manifest of a v3 table.
+    pub v3: bool,
 }
 
 /// A written manifest and what its manifest-list record needs.
@@ -98,6 +104,7 @@ impl WrittenManifest {
             existing_rows_count: self.existing_rows,
             deleted_rows_count: 0,
             partitions: self.partitions.clone(),
+            first_row_id: None,
         }
     }
 }
@@ -124,6 +131,7 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         .iter()
         .filter_map(|f| Some((f.id, f.field_type.as_primitive()?)))
         .collect();
+    let v3 = w.v3 || crate::spec::iceberg_json::spec_needs_v3(spec) || files.iter().any(|f| f.first_row_id.is_some());
     let mut records = Vec::with_capacity(files.len());
     let mut rows = 0i64;
     for file in files {
@@ -139,7 +147,10 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         rows = rows.checked_add(record_count).ok_or_else(|| {
             Error::Invalid("the files' record counts add up to more than an Iceberg long holds".into())
         })?;
-        let data_file = data_file_record(w, &partition, &columns, file, record_count)?;
+        let mut data_file = data_file_record(w, &partition, &columns, file, record_count)?;
+        if v3 && let Value::Record(fields) = &mut data_file {
+            fields.push(("first_row_id".into(), opt(file.first_row_id.map(Value::Long))));
+        }
         records.push(entry_record(w.status, snapshot_id, sequence_number, data_file));
     }
     let metadata = [
@@ -147,11 +158,11 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         ("schema-id", spec.spec_id.to_string()),
         ("partition-spec", partition_spec_json(spec)?["fields"].to_string()),
         ("partition-spec-id", spec.spec_id.to_string()),
-        ("format-version", "2".to_string()),
+        ("format-version", if v3 { "3" } else { "2" }.to_string()),
         ("content", "data".to_string()),
     ];
     let bytes = write_container(
-        &entry_schema(partition.schema),
+        &entry_schema(partition.schema, v3),
         &metadata,
         records,
         &format!("an Iceberg manifest of spec {}", spec.spec_id),
@@ -269,8 +280,8 @@ fn data_file_record(
     ]))
 }
 
-fn entry_schema(partition: Json) -> Json {
-    let data_file = json!({
+fn entry_schema(partition: Json, v3: bool) -> Json {
+    let mut data_file = json!({
         "type": "record",
         "name": "r2",
         "fields": [
@@ -292,6 +303,9 @@ fn entry_schema(partition: Json) -> Json {
             optional("sort_order_id", 140, json!("int")),
         ],
     });
+    if v3 && let Some(fields) = data_file["fields"].as_array_mut() {
+        fields.push(optional("first_row_id", 142, json!("long")));
+    }
     json!({
         "type": "record",
         "name": "manifest_entry",
@@ -545,6 +559,7 @@ mod tests {
             partition,
             column_stats,
             pending: None,
+            first_row_id: None,
         };
         vec![
             file(
@@ -604,6 +619,7 @@ mod tests {
             status: EntryStatus::Added,
             snapshot_id: None,
             sequence_number: None,
+            v3: false,
         }
     }
 
@@ -617,7 +633,7 @@ mod tests {
         let entry = written.list_entry("s3://b/wh/t/metadata/m0.avro".into(), 77, 5);
         assert_eq!((entry.sequence_number, entry.min_sequence_number), (5, 5));
         assert_eq!(entry.manifest_length, written.bytes.len() as i64);
-        let list = write_manifest_list(77, None, 5, &[entry]).unwrap();
+        let list = write_manifest_list(77, None, 5, None, &[entry]).unwrap();
         let listed = read_manifest_list(&list, "list").unwrap().remove(0);
         assert_eq!(listed.files, Some(3));
 
@@ -675,6 +691,7 @@ mod tests {
             status: EntryStatus::Existing,
             snapshot_id: Some(41),
             sequence_number: Some(2),
+            v3: false,
             ..added(&spec)
         };
         let written = write_manifest(&w, &files()[..1]).unwrap();
@@ -682,7 +699,7 @@ mod tests {
         assert_eq!((written.added_rows, written.existing_rows), (0, 10));
         let entry = written.list_entry("/m.avro".into(), 50, 9);
         assert_eq!((entry.sequence_number, entry.min_sequence_number), (9, 2));
-        let list = write_manifest_list(50, Some(49), 9, &[entry]).unwrap();
+        let list = write_manifest_list(50, Some(49), 9, None, &[entry]).unwrap();
         let listed = read_manifest_list(&list, "list").unwrap().remove(0);
         let entries = read_entries(&written.bytes, "m", &listed, &mapping(&spec)).unwrap();
         assert_eq!(entries[0].sequence_number, 2);
@@ -694,6 +711,7 @@ mod tests {
 
         let w = ManifestWrite {
             sequence_number: None,
+            v3: false,
             ..w
         };
         let err = write_manifest(&w, &files()).unwrap_err().to_string();
@@ -736,7 +754,7 @@ mod tests {
             f[9]["type"][1],
             json!({"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": false})
         );
-        let entry = entry_schema(partition);
+        let entry = entry_schema(partition, false);
         let data_file = &entry["fields"][4]["type"]["fields"];
         assert_eq!(data_file[9]["field-id"], 137);
         assert_eq!(data_file[9]["type"][1]["logicalType"], "map");
@@ -798,6 +816,7 @@ mod tests {
             1,
             None,
             1,
+            None,
             &[written.list_entry("s3://b/wh/t/metadata/m0.avro".into(), 1, 1)],
         )
         .unwrap();
@@ -848,7 +867,7 @@ mod tests {
         let written = write_manifest(&added(&spec), &[f]).unwrap();
         assert!(written.partitions.is_empty());
         let entry = written.list_entry("/m".into(), 1, 1);
-        let list = write_manifest_list(1, None, 1, &[entry]).unwrap();
+        let list = write_manifest_list(1, None, 1, None, &[entry]).unwrap();
         let listed = read_manifest_list(&list, "list").unwrap().remove(0);
         let entries = read_entries(&written.bytes, "m", &listed, &mapping(&spec)).unwrap();
         assert!(entries[0].partition.is_empty());

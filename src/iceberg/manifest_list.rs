@@ -8,7 +8,7 @@
 //! | 517 | content (0 data)       | 512–514 | added / existing / deleted rows    |
 //! | 515 | sequence_number        | 507 | partitions: per field 509 contains_null, 518 contains_nan, 510/511 bounds |
 //! | 516 | min_sequence_number    | 519 | key_metadata (null)                    |
-//! | 503 | added_snapshot_id      |     |                                        |
+//! | 503 | added_snapshot_id      | 520 | first_row_id (v3 only: row lineage)    |
 //!
 //! The file's key-value metadata names the snapshot (`snapshot-id`,
 //! `parent-snapshot-id` — `"null"` for the first, as Java writes it —
@@ -64,9 +64,11 @@ pub struct ManifestListEntry {
     pub deleted_rows_count: i64,
     /// One per partition field of the manifest's spec, in spec order.
     pub partitions: Vec<FieldSummaryBinary>,
+    /// Iceberg v3: the first row id its files without one inherit from.
+    pub first_row_id: Option<i64>,
 }
 
-fn schema() -> Json {
+fn schema(v3: bool) -> Json {
     let summary = json!({
         "type": "record",
         "name": "r508",
@@ -77,7 +79,7 @@ fn schema() -> Json {
             optional("upper_bound", 511, json!("bytes")),
         ],
     });
-    json!({
+    let mut schema = json!({
         "type": "record",
         "name": "manifest_file",
         "fields": [
@@ -97,7 +99,11 @@ fn schema() -> Json {
             optional("partitions", 507, list(508, summary)),
             optional("key_metadata", 519, json!("bytes")),
         ],
-    })
+    });
+    if v3 && let Some(fields) = schema["fields"].as_array_mut() {
+        fields.push(optional("first_row_id", 520, json!("long")));
+    }
+    schema
 }
 
 fn summary_record(s: &FieldSummaryBinary) -> Value {
@@ -109,9 +115,9 @@ fn summary_record(s: &FieldSummaryBinary) -> Value {
     ])
 }
 
-fn record(e: &ManifestListEntry) -> Value {
+fn record(e: &ManifestListEntry, v3: bool) -> Value {
     let partitions = Value::Array(e.partitions.iter().map(summary_record).collect());
-    Value::Record(vec![
+    let mut fields = vec![
         ("manifest_path".into(), Value::String(e.manifest_path.clone())),
         ("manifest_length".into(), Value::Long(e.manifest_length)),
         ("partition_spec_id".into(), Value::Int(e.partition_spec_id)),
@@ -127,30 +133,60 @@ fn record(e: &ManifestListEntry) -> Value {
         ("deleted_rows_count".into(), Value::Long(e.deleted_rows_count)),
         ("partitions".into(), some(partitions)),
         ("key_metadata".into(), null()),
-    ])
+    ];
+    if v3 {
+        fields.push(("first_row_id".into(), opt(e.first_row_id.map(Value::Long))));
+    }
+    Value::Record(fields)
 }
 
-/// The manifest list (Avro bytes) of snapshot `snapshot_id`.
+/// The manifest list (Avro bytes) of snapshot `snapshot_id`; format
+/// version 3 (with `first_row_id`) when `first_row_id` (the snapshot's) is
+/// given, 2 otherwise.
 pub fn write_manifest_list(
     snapshot_id: i64,
     parent_snapshot_id: Option<i64>,
     sequence_number: i64,
+    first_row_id: Option<i64>,
     entries: &[ManifestListEntry],
 ) -> Result<Vec<u8>> {
+    let v3 = first_row_id.is_some();
     let parent = parent_snapshot_id.map_or_else(|| "null".to_string(), |p| p.to_string());
-    let metadata = [
+    let mut metadata = vec![
         ("snapshot-id", snapshot_id.to_string()),
         ("parent-snapshot-id", parent),
         ("sequence-number", sequence_number.to_string()),
-        ("format-version", "2".to_string()),
+        ("format-version", if v3 { "3" } else { "2" }.to_string()),
     ];
-    let records = entries.iter().map(record).collect();
+    if let Some(first) = first_row_id {
+        metadata.push(("first-row-id", first.to_string()));
+    }
+    let records = entries.iter().map(|e| record(e, v3)).collect();
     write_container(
-        &schema(),
+        &schema(v3),
         &metadata,
         records,
         &format!("the Iceberg manifest list of snapshot {snapshot_id}"),
     )
+}
+
+/// Iceberg v3 row lineage for a new manifest list: each data manifest
+/// without a `first_row_id` (a slot `None`, with its rows) gets the next
+/// range from `first`, in list order. Returns the next free row id.
+pub fn assign_row_id_ranges<'a>(
+    first: i64,
+    manifests: impl IntoIterator<Item = (&'a mut Option<i64>, i64)>,
+) -> Result<i64> {
+    let mut next = first;
+    for (slot, rows) in manifests {
+        if slot.is_none() {
+            *slot = Some(next);
+            next = next
+                .checked_add(rows.max(0))
+                .ok_or_else(|| Error::Format("row ids exceed an Iceberg long".into()))?;
+        }
+    }
+    Ok(next)
 }
 
 /// Per partition field of `spec`: whether `files` hold nulls or NaNs in it,
@@ -283,6 +319,7 @@ mod tests {
             existing_rows_count: 500,
             deleted_rows_count: 0,
             partitions,
+            first_row_id: None,
         }
     }
 
@@ -304,7 +341,7 @@ mod tests {
             entry("s3://b/wh/t/metadata/m1.avro", vec![day.clone(), nulls.clone()]),
             entry("s3://b/wh/t/metadata/m2.avro", vec![]),
         ];
-        let bytes = write_manifest_list(100, Some(99), 7, &entries).unwrap();
+        let bytes = write_manifest_list(100, Some(99), 7, None, &entries).unwrap();
         let read = read_manifest_list(&bytes, "list").unwrap();
         assert_eq!(read.len(), 2);
         let m = &read[0];
@@ -326,7 +363,7 @@ mod tests {
         assert_eq!(file.meta("parent-snapshot-id"), Some("99"));
         assert_eq!(file.meta("sequence-number"), Some("7"));
         assert_eq!(file.meta("format-version"), Some("2"));
-        let first = write_manifest_list(1, None, 1, &[]).unwrap();
+        let first = write_manifest_list(1, None, 1, None, &[]).unwrap();
         let file = AvroFile::decode(&first, "list").unwrap();
         assert_eq!(file.meta("parent-snapshot-id"), Some("null"));
         assert!(file.records.is_empty());
@@ -366,6 +403,7 @@ mod tests {
             partition,
             column_stats: vec![],
             pending: None,
+            first_row_id: None,
         }
     }
 

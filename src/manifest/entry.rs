@@ -28,6 +28,9 @@ pub struct DataFile {
     /// Set on files this process wrote and has not committed yet: while it
     /// lives, orphan removal keeps the file (see `table::pending`).
     pub pending: Option<crate::table::pending::Pending>,
+    /// Iceberg v3 row lineage: the row id of the file's first row, once a
+    /// manifest list assigned it (`None` for new files: inherited).
+    pub first_row_id: Option<i64>,
 }
 
 impl AsRef<DataFile> for DataFile {

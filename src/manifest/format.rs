@@ -10,6 +10,8 @@
 //! | `partition_strings`    | struct, one utf8 child per partition field       |
 //! | `stats`                | struct, child `"<field id>"` per top-level column:|
 //! |                        | `struct<null_count: int64, min: T, max: T>`      |
+//! | `first_row_id`         | int64, nullable; only in manifests of Iceberg v3 |
+//! |                        | tables that list files with assigned row ids     |
 //!
 //! `partition`/`partition_strings` are left out for unpartitioned specs;
 //! `min`/`max` are left out for columns without an order (nested, variant).
@@ -34,6 +36,7 @@ pub const SPEC_ID: &str = "spec_id";
 pub const PARTITION: &str = "partition";
 pub const PARTITION_STRINGS: &str = "partition_strings";
 pub const STATS: &str = "stats";
+pub const FIRST_ROW_ID: &str = "first_row_id";
 pub const NULL_COUNT: &str = "null_count";
 pub const MIN: &str = "min";
 pub const MAX: &str = "max";
@@ -109,10 +112,89 @@ fn scalars_to_array(values: impl IntoIterator<Item = ScalarValue>, dt: &DataType
     Ok(ScalarValue::iter_to_array(values)?)
 }
 
-/// Build the manifest batch for `files`, all written under `spec`.
+/// Whether `schema` is that of a manifest of `spec`: [`manifest_schema`],
+/// perhaps followed by `first_row_id`.
+pub fn has_manifest_columns(schema: &ArrowSchema, spec: &TableSpec) -> Result<bool> {
+    let expected = manifest_schema(spec)?;
+    let fields = schema.fields();
+    let n = expected.fields().len();
+    let rest_ok = match &fields.iter().skip(n).collect::<Vec<_>>()[..] {
+        [] => true,
+        [f] => f.name() == FIRST_ROW_ID && f.data_type() == &DataType::Int64,
+        _ => false,
+    };
+    Ok(fields.len() >= n && fields.iter().take(n).eq(expected.fields().iter()) && rest_ok)
+}
+
+/// `batch` (a manifest's) with each file's Iceberg v3 row id: its own, or
+/// inherited from `manifest_first_row_id` (the manifest's, as its manifest
+/// list assigned it) plus the rows of the files before it that have none.
+/// Unchanged when neither is known.
+pub fn with_row_ids(batch: &RecordBatch, manifest_first_row_id: Option<i64>) -> Result<RecordBatch> {
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::datatypes::Int64Type;
+    let own = batch
+        .column_by_name(FIRST_ROW_ID)
+        .map(|c| c.as_primitive::<Int64Type>().clone());
+    let Some(first) = manifest_first_row_id else {
+        return Ok(batch.clone());
+    };
+    let Some(counts) = batch.column_by_name(RECORD_COUNT) else {
+        return crate::format_err!("manifest batch has no column {RECORD_COUNT}");
+    };
+    let counts = counts.as_primitive::<Int64Type>();
+    let own = (0..batch.num_rows()).map(|row| own.as_ref().filter(|o| o.is_valid(row)).map(|o| o.value(row)));
+    let ids: ArrayRef = Arc::new(inherit_row_ids(first, own, counts.values().iter().copied()));
+    let mut fields: Vec<Field> = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        if field.name() != FIRST_ROW_ID {
+            fields.push(field.as_ref().clone());
+            columns.push(column.clone());
+        }
+    }
+    fields.push(Field::new(FIRST_ROW_ID, DataType::Int64, true));
+    columns.push(ids);
+    Ok(RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), columns)?)
+}
+
+/// Iceberg v3 first row id inheritance within one manifest: each file
+/// keeps its own id, and those without one get `first` plus the rows of
+/// the files before them that had none (`record_counts`, in order).
+pub fn inherit_row_ids(
+    first: i64,
+    own: impl IntoIterator<Item = Option<i64>>,
+    record_counts: impl IntoIterator<Item = i64>,
+) -> Int64Array {
+    let mut next = first;
+    own.into_iter()
+        .zip(record_counts)
+        .map(|(own, rows)| {
+            Some(own.unwrap_or_else(|| {
+                let id = next;
+                next += rows.max(0);
+                id
+            }))
+        })
+        .collect()
+}
+
+/// Build the manifest batch for `files`, all written under `spec`; with a
+/// `first_row_id` column when some file has a row id.
 pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Result<RecordBatch> {
-    let schema = manifest_schema(spec)?;
     let files: Vec<&DataFile> = files.iter().map(AsRef::as_ref).collect();
+    let with_ids = files.iter().any(|f| f.first_row_id.is_some());
+    let schema = if with_ids {
+        let mut fields: Vec<Field> = manifest_schema(spec)?
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.push(Field::new(FIRST_ROW_ID, DataType::Int64, true));
+        Arc::new(ArrowSchema::new(fields))
+    } else {
+        manifest_schema(spec)?
+    };
     let mut columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from_iter_values(files.iter().map(|f| f.path.as_str()))),
         Arc::new(Int64Array::from_iter_values(files.iter().map(|f| f.file_size as i64))),
@@ -175,6 +257,9 @@ pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Resu
         }
         columns.push(Arc::new(StructArray::try_new(stats, per_column, None)?));
     }
+    if with_ids {
+        columns.push(Arc::new(Int64Array::from_iter(files.iter().map(|f| f.first_row_id))));
+    }
     Ok(RecordBatch::try_new(schema, columns)?)
 }
 
@@ -199,6 +284,9 @@ pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>
     let partition = batch.column_by_name(PARTITION).map(|c| c.as_struct());
     let strings = batch.column_by_name(PARTITION_STRINGS).map(|c| c.as_struct());
     let stats = batch.column_by_name(STATS).map(|c| c.as_struct());
+    let row_ids = batch
+        .column_by_name(FIRST_ROW_ID)
+        .map(|c| c.as_primitive::<Int64Type>());
     let mut files = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
         let partition_values = match partition {
@@ -258,6 +346,7 @@ pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>
             partition_strings,
             column_stats,
             pending: None,
+            first_row_id: row_ids.filter(|c| c.is_valid(row)).map(|c| c.value(row)),
         });
     }
     let _ = spec;

@@ -14,7 +14,7 @@ use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::Int64Type;
 
 use super::entry::DataFile;
-use super::format::{PARTITION, RECORD_COUNT, manifest_batch, manifest_schema};
+use super::format::{PARTITION, RECORD_COUNT, manifest_batch};
 use crate::error::Result;
 use crate::iceberg::manifest::{EntryStatus, ManifestWrite};
 use crate::spec::{FieldSummary, IcebergManifest, ManifestFile, TableSpec};
@@ -123,7 +123,16 @@ async fn write_both(
         } => (EntryStatus::Existing, Some(snapshot_id), Some(sequence_number)),
     };
     let root = location.iceberg_root();
-    // Specs with types Iceberg v2 lacks get no twin (see docs/FORMAT.md).
+    // Another engine's v2 table stays v2.
+    let v3_table = location.manifest_source.as_ref().is_some_and(|s| s.writes_iceberg_v3());
+    if iceberg_only && !v3_table && crate::spec::iceberg_json::spec_needs_v3(spec) {
+        return crate::invalid!(
+            "table {} is an Iceberg format version 2 table, and a column type of it (VARIANT or a nanosecond timestamp) needs version 3; nothing was written",
+            location.url()
+        );
+    }
+    let v3 = v3_table;
+    // Specs with a type no Iceberg version has get no twin (docs/FORMAT.md).
     let twin = if crate::spec::iceberg_json::spec_has_iceberg_types(spec) {
         Some(
             crate::iceberg::manifest::write_manifest(
@@ -133,6 +142,7 @@ async fn write_both(
                     status,
                     snapshot_id: files_snapshot_id,
                     sequence_number: files_sequence_number,
+                    v3,
                 },
                 files,
             )?
@@ -157,7 +167,7 @@ async fn write_both(
     let (rel, length) = if iceberg_only {
         let Some(length) = twin_length else {
             return crate::invalid!(
-                "table {} is an Iceberg table, and Iceberg format version 2 has no type for some of its columns; nothing was written",
+                "table {} is an Iceberg table, and Iceberg has no type for some of its columns (a nanosecond TIME); nothing was written",
                 location.url()
             );
         };
@@ -185,6 +195,7 @@ async fn write_both(
             sequence_number: None,
             files_snapshot_id,
             files_sequence_number,
+            first_row_id: None,
         }),
     })
 }
@@ -291,7 +302,7 @@ pub async fn read_manifest(
     let schema = datafusion::arrow::record_batch::RecordBatchReader::schema(&reader);
     let batches = reader.collect::<Result<Vec<RecordBatch>, _>>()?;
     let batch = concat_batches(&schema, batches.iter())?;
-    if columns.is_none() && batch.schema().fields() != manifest_schema(spec)?.fields() {
+    if columns.is_none() && !super::format::has_manifest_columns(&batch.schema(), spec)? {
         return crate::format_err!(
             "manifest {} does not have the columns of table spec {}",
             manifest.path,

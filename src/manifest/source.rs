@@ -41,6 +41,11 @@ pub trait ManifestSource: Debug + Send + Sync {
     fn writes_iceberg_manifests(&self) -> bool {
         false
     }
+
+    /// Whether those Iceberg manifests are of a format version 3 table.
+    fn writes_iceberg_v3(&self) -> bool {
+        false
+    }
 }
 
 /// Keep only `columns` (top-level names or `stats.<id>`) of a full manifest batch.

@@ -124,6 +124,8 @@ mod tests {
             manifests: vec![],
             table_spec_id: None,
             manifest_list: None,
+            first_row_id: None,
+            added_rows: None,
         }
     }
 

@@ -1,4 +1,5 @@
-//! Our metadata version as an Iceberg v2 table metadata file.
+//! Our metadata version as an Iceberg table metadata file (format version
+//! 2, or 3 for tables with a type only v3 has).
 //!
 //! One JSON document serves both readers: ours reads its own fields
 //! (`table-specs`, `snapshots[].manifests`, …) and ignores Iceberg's; an
@@ -18,7 +19,12 @@
 //! `location`, `metadata-log`, `snapshot-log`, `manifest-list` and the
 //! counts in `summary` have the same names on both sides. A table with a
 //! snapshot that has no manifest list (written before this existed) is
-//! written in our legacy form (format version 1) until it gets them.
+//! written in our legacy form (format version 1) until it gets them, and
+//! so is a table with a nanosecond TIME column (no Iceberg version has one).
+//!
+//! A v3 table also has row lineage: `next-row-id`, and per snapshot
+//! `first-row-id` and `added-rows` (assigned with its manifest list, see
+//! `store::iceberg_commit`).
 //!
 //! A table spec of ours is one (schema, partition spec) pair with one id;
 //! on the Iceberg side it is schema `schema-id = spec-id` and partition spec
@@ -34,38 +40,70 @@ use serde_json::{Map, Value, json};
 
 use crate::error::Result;
 use crate::spec::TableSpec;
-use crate::spec::metadata::{FORMAT_VERSION, LEGACY_FORMAT_VERSION, Snapshot, TableMetadata};
+use crate::spec::metadata::{FORMAT_VERSION, ICEBERG_V3, LEGACY_FORMAT_VERSION, Snapshot, TableMetadata};
 use crate::spec::types::{PrimitiveType, Type};
 
 /// Whether `md` can be written as Iceberg metadata: it knows its location,
-/// every snapshot has a manifest list, and every column has an Iceberg v2
-/// type.
+/// every snapshot has a manifest list, and every column has an Iceberg type.
 pub fn is_iceberg(md: &TableMetadata) -> bool {
     md.location.is_some() && md.snapshots.iter().all(|s| s.manifest_list.is_some()) && has_iceberg_types(md)
 }
 
-/// Whether every column of every table spec has an Iceberg v2 type.
+/// The Iceberg format version `md` is written as, `None` when it is not an
+/// Iceberg table (see [`is_iceberg`]): 3 once a table spec has a type only
+/// v3 has (the table stays v3: `next-row-id` is set), 2 otherwise.
+pub fn iceberg_format_version(md: &TableMetadata) -> Option<u32> {
+    if !is_iceberg(md) {
+        return None;
+    }
+    Some(if needs_v3(md) { ICEBERG_V3 } else { FORMAT_VERSION })
+}
+
+/// Whether `md` is (or is about to become) an Iceberg v3 table.
+pub fn needs_v3(md: &TableMetadata) -> bool {
+    md.next_row_id.is_some() || md.table_specs.iter().any(spec_needs_v3)
+}
+
+/// Whether every column of every table spec has an Iceberg type.
 pub fn has_iceberg_types(md: &TableMetadata) -> bool {
     md.table_specs.iter().all(spec_has_iceberg_types)
 }
 
-/// Whether every column of `spec` has an Iceberg v2 type.
+/// Whether every column of `spec` has an Iceberg type (of any version).
 pub fn spec_has_iceberg_types(spec: &TableSpec) -> bool {
-    spec.schema.fields.iter().all(|f| iceberg_v2_type(&f.field_type))
+    spec_version(spec).is_some()
 }
 
-/// Whether Iceberg v2 has this type: VARIANT and nanosecond timestamps
-/// come with v3, a nanosecond TIME is in no version.
+/// Whether some column of `spec` has a type only Iceberg v3 has.
+pub fn spec_needs_v3(spec: &TableSpec) -> bool {
+    spec_version(spec) == Some(ICEBERG_V3)
+}
+
+fn spec_version(spec: &TableSpec) -> Option<u32> {
+    spec.schema
+        .fields
+        .iter()
+        .try_fold(FORMAT_VERSION, |v, f| Some(v.max(type_version(&f.field_type)?)))
+}
+
+/// Whether Iceberg v2 has this type.
 pub fn iceberg_v2_type(t: &Type) -> bool {
+    type_version(t) == Some(FORMAT_VERSION)
+}
+
+/// The first Iceberg format version (from 2) that has this type: VARIANT
+/// and nanosecond timestamps come with v3; a nanosecond TIME is in none.
+pub fn type_version(t: &Type) -> Option<u32> {
+    let max = |a: Option<u32>, b: Option<u32>| Some(a?.max(b?));
     match t {
-        Type::Primitive(p) => !matches!(
-            p,
-            PrimitiveType::TimeNs | PrimitiveType::TimestampNs | PrimitiveType::TimestampTzNs
-        ),
-        Type::Variant => false,
-        Type::Struct(fields) => fields.iter().all(|f| iceberg_v2_type(&f.field_type)),
-        Type::List { element, .. } => iceberg_v2_type(element),
-        Type::Map { key, value, .. } => iceberg_v2_type(key) && iceberg_v2_type(value),
+        Type::Primitive(PrimitiveType::TimeNs) => None,
+        Type::Primitive(PrimitiveType::TimestampNs | PrimitiveType::TimestampTzNs) | Type::Variant => Some(ICEBERG_V3),
+        Type::Primitive(_) => Some(FORMAT_VERSION),
+        Type::Struct(fields) => fields
+            .iter()
+            .try_fold(FORMAT_VERSION, |v, f| Some(v.max(type_version(&f.field_type)?))),
+        Type::List { element, .. } => type_version(element),
+        Type::Map { key, value, .. } => max(type_version(key), type_version(value)),
     }
 }
 
@@ -75,11 +113,11 @@ pub fn metadata_json(md: &TableMetadata) -> Result<Vec<u8>> {
     let Some(doc) = value.as_object_mut() else {
         return crate::format_err!("table metadata did not serialize as a JSON object");
     };
-    if !is_iceberg(md) {
+    let Some(version) = iceberg_format_version(md) else {
         doc.insert("format-version".into(), json!(LEGACY_FORMAT_VERSION));
         return Ok(serde_json::to_vec_pretty(&value)?);
-    }
-    doc.insert("format-version".into(), json!(FORMAT_VERSION));
+    };
+    doc.insert("format-version".into(), json!(version));
     let schemas = md.table_specs.iter().map(schema_json).collect::<Result<Vec<_>>>()?;
     let specs = md
         .table_specs
@@ -221,6 +259,8 @@ mod tests {
             manifests: vec![],
             table_spec_id: Some(0),
             manifest_list: list.map(str::to_string),
+            first_row_id: None,
+            added_rows: None,
         });
         md.set_current_snapshot(42, 1_700_000_000_000);
         md
@@ -265,16 +305,30 @@ mod tests {
     }
 
     #[test]
-    fn types_iceberg_v2_lacks_keep_the_legacy_form() {
-        let arrow = ArrowSchema::new(vec![Field::new(
-            "t",
-            DataType::Timestamp(datafusion::arrow::datatypes::TimeUnit::Nanosecond, None),
-            true,
-        )]);
-        let mut md = crate::table::Table::initial_metadata(&arrow, &[]).unwrap();
-        md.location = Some("/tmp/wh/t".into());
-        assert!(!is_iceberg(&md));
+    fn v3_types_make_a_v3_table_and_nanosecond_time_stays_legacy() {
+        use datafusion::arrow::datatypes::TimeUnit;
+        let table = |dt: DataType| {
+            let arrow = ArrowSchema::new(vec![Field::new("t", dt, true)]);
+            let mut md = crate::table::Table::initial_metadata(&arrow, &[]).unwrap();
+            md.location = Some("/tmp/wh/t".into());
+            md
+        };
+        let mut md = table(DataType::Timestamp(TimeUnit::Nanosecond, None));
+        assert_eq!(iceberg_format_version(&md), Some(3));
+        md.next_row_id = Some(7);
         let v: Value = serde_json::from_slice(&metadata_json(&md).unwrap()).unwrap();
+        assert_eq!(v["format-version"], 3);
+        assert_eq!(v["next-row-id"], 7);
+        assert_eq!(v["schemas"][0]["fields"][0]["type"], "timestamp_ns");
+        assert_eq!(TableMetadata::from_json(&metadata_json(&md).unwrap()).unwrap(), md);
+        // Once v3, always v3.
+        let mut plain = table(DataType::Int64);
+        assert_eq!(iceberg_format_version(&plain), Some(2));
+        plain.next_row_id = Some(0);
+        assert_eq!(iceberg_format_version(&plain), Some(3));
+        let time = table(DataType::Time64(TimeUnit::Nanosecond));
+        assert!(!is_iceberg(&time));
+        let v: Value = serde_json::from_slice(&metadata_json(&time).unwrap()).unwrap();
         assert_eq!(v["format-version"], 1);
     }
 }

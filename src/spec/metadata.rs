@@ -16,6 +16,10 @@ use crate::format_err;
 /// our own fields beside Iceberg's (see `iceberg_json`).
 pub const FORMAT_VERSION: u32 = 2;
 
+/// The Iceberg format version of tables with a column type only v3 has
+/// (VARIANT, nanosecond timestamps): with row lineage (`next-row-id`).
+pub const ICEBERG_V3: u32 = 3;
+
 /// Tables written before their metadata was also Iceberg metadata; read,
 /// and written in this form until every snapshot has a manifest list.
 pub const LEGACY_FORMAT_VERSION: u32 = 1;
@@ -71,6 +75,11 @@ pub struct TableMetadata {
     /// The previous metadata files (Iceberg's `metadata-log`), oldest first.
     #[serde(rename = "metadata-log", default, skip_serializing_if = "Vec::is_empty")]
     pub metadata_log: Vec<MetadataLogEntry>,
+    /// Iceberg v3 row lineage: higher than every row id assigned so far.
+    /// Set once the table is an Iceberg v3 table (a column type only v3
+    /// has), and from then on it stays v3.
+    #[serde(rename = "next-row-id", default, skip_serializing_if = "Option::is_none")]
+    pub next_row_id: Option<i64>,
 }
 
 /// One earlier metadata file of the table.
@@ -142,6 +151,12 @@ pub struct Snapshot {
     /// with the commit. Absent in snapshots of legacy tables.
     #[serde(rename = "manifest-list", default, skip_serializing_if = "Option::is_none")]
     pub manifest_list: Option<String>,
+    /// Iceberg v3 row lineage: the first row id this snapshot assigned and
+    /// how many it assigned (set with its manifest list in v3 tables).
+    #[serde(rename = "first-row-id", default, skip_serializing_if = "Option::is_none")]
+    pub first_row_id: Option<i64>,
+    #[serde(rename = "added-rows", default, skip_serializing_if = "Option::is_none")]
+    pub added_rows: Option<i64>,
 }
 
 /// A manifest as listed in a snapshot, with a summary for pruning whole manifests.
@@ -188,6 +203,10 @@ pub struct IcebergManifest {
     pub files_snapshot_id: Option<i64>,
     #[serde(rename = "files-sequence-number", default, skip_serializing_if = "Option::is_none")]
     pub files_sequence_number: Option<i64>,
+    /// Iceberg v3: the row id of the first row of its first file without a
+    /// row id of its own, assigned by the first manifest list that lists it.
+    #[serde(rename = "first-row-id", default, skip_serializing_if = "Option::is_none")]
+    pub first_row_id: Option<i64>,
 }
 
 impl ManifestFile {
@@ -263,9 +282,9 @@ impl TableMetadata {
 
     pub fn from_json(bytes: &[u8]) -> Result<TableMetadata> {
         let mut md: TableMetadata = serde_json::from_slice(bytes)?;
-        if md.format_version != FORMAT_VERSION && md.format_version != LEGACY_FORMAT_VERSION {
+        if !(LEGACY_FORMAT_VERSION..=ICEBERG_V3).contains(&md.format_version) {
             return format_err!(
-                "table format version {} is not supported (this build reads versions {LEGACY_FORMAT_VERSION} and {FORMAT_VERSION})",
+                "table format version {} is not supported (this build reads versions {LEGACY_FORMAT_VERSION} to {ICEBERG_V3})",
                 md.format_version
             );
         }

@@ -11,7 +11,7 @@
 //! | `float` / `double`   | `Float32` / `Float64`               | `REAL` / `DOUBLE`                |
 //! | `decimal(10,2)`      | `Decimal128(10, 2)`                 | `DECIMAL(10,2)`                  |
 //! | `date`               | `Date32`                            | `DATE`                           |
-//! | `time` / `time_ns`   | `Time64(µs)` / `Time64(ns)`         | `TIME`                           |
+//! | `time` / `time_ns`   | `Time64(µs)` / `Time64(ns)`         | `TIME` (in column definitions) / a CTAS of `TIME` values |
 //! | `timestamp`          | `Timestamp(µs, None)`               | `TIMESTAMP` (in column definitions) |
 //! | `timestamp_ns`       | `Timestamp(ns, None)`               | `TIMESTAMP(9)`                   |
 //! | `timestamptz(_ns)`   | `Timestamp(µs/ns, "UTC")`           | `TIMESTAMPTZ`, `TIMESTAMP(9) WITH TIME ZONE` |

@@ -12,7 +12,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 
 use super::statement::{CreateTable, Statement, parse_statements};
-use super::timestamp_precision::{unprecise_timestamp_columns, with_microsecond_timestamps};
+use super::timestamp_precision::{unprecise_time_columns, with_microsecond_times};
 use crate::catalog::WarehouseSchema;
 use crate::catalog::ddl::{CreateMode, CreatePlan, Created};
 use crate::error::{Error, Result};
@@ -301,7 +301,7 @@ async fn column_definition(ctx: &SessionContext, definition: &str) -> Result<dat
         return Err(Error::Invalid(format!("cannot read column definition {definition:?}")));
     };
     let sql = format!("CREATE TABLE __hp_column ({definition})");
-    let schema = with_microsecond_timestamps(cmt.input.schema().as_arrow(), &unprecise_timestamp_columns(&sql));
+    let schema = with_microsecond_times(cmt.input.schema().as_arrow(), &unprecise_time_columns(&sql));
     match schema.fields().iter().collect::<Vec<_>>()[..] {
         [field] => Ok(field.as_ref().clone()),
         _ => Err(Error::Invalid("expected exactly one column".into())),
@@ -385,10 +385,10 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     };
     let is_ctas = !matches!(cmt.input.as_ref(), LogicalPlan::EmptyRelation(e) if !e.produce_one_row);
     let schema = cmt.input.schema().as_arrow().clone();
-    // Declared columns: `TIMESTAMP` is Iceberg's microsecond timestamp.
+    // Declared columns: `TIMESTAMP` and `TIME` are Iceberg's microsecond types.
     let schema = Arc::new(match is_ctas {
         true => schema,
-        false => with_microsecond_timestamps(&schema, &unprecise_timestamp_columns(&create.sql)),
+        false => with_microsecond_times(&schema, &unprecise_time_columns(&create.sql)),
     });
     if !is_ctas && schema.fields().is_empty() {
         return match (&create.location, create.partitioned_by.is_empty()) {

@@ -1,5 +1,6 @@
 //! `TIMESTAMP` in a column definition means Iceberg's `timestamp`
-//! (microseconds), as in Spark, Trino's Iceberg connector and Snowflake.
+//! (microseconds), as in Spark, Trino's Iceberg connector and Snowflake;
+//! `TIME` means Iceberg's `time` (microseconds, the only one it has).
 //!
 //! DataFusion reads a `TIMESTAMP` without precision as nanoseconds, a type
 //! Iceberg has only from version 3 on, so a table declared with it would not
@@ -15,6 +16,10 @@
 //! | `TIMESTAMP(6)`   | `Timestamp(µs)`   |
 //! | `TIMESTAMP(9)`   | `Timestamp(ns)`   |
 //! | `TIMESTAMPTZ`    | `Timestamp(µs, zone)` |
+//! | `TIME`           | `Time64(µs)`      |
+//!
+//! DataFusion reads `TIME` as nanoseconds, which no Iceberg version has: a
+//! table with such a column could not be an Iceberg table at all.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -25,8 +30,8 @@ use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 /// The columns of a `CREATE TABLE … (columns)` declared with a timestamp
-/// type without precision, as DataFusion names them.
-pub fn unprecise_timestamp_columns(create_sql: &str) -> HashSet<String> {
+/// or time type without precision, as DataFusion names them.
+pub fn unprecise_time_columns(create_sql: &str) -> HashSet<String> {
     let Ok(statements) = Parser::parse_sql(&GenericDialect {}, create_sql) else {
         return HashSet::new();
     };
@@ -37,7 +42,7 @@ pub fn unprecise_timestamp_columns(create_sql: &str) -> HashSet<String> {
             _ => None,
         })
         .flatten()
-        .filter(|c| matches!(c.data_type, SqlType::Timestamp(None, _)))
+        .filter(|c| matches!(c.data_type, SqlType::Timestamp(None, _) | SqlType::Time(None, _)))
         .map(column_name)
         .collect()
 }
@@ -49,8 +54,9 @@ fn column_name(c: &ColumnDef) -> String {
     }
 }
 
-/// `schema` with the named nanosecond timestamp columns in microseconds.
-pub fn with_microsecond_timestamps(schema: &Schema, columns: &HashSet<String>) -> Schema {
+/// `schema` with the named nanosecond timestamp and time columns in
+/// microseconds.
+pub fn with_microsecond_times(schema: &Schema, columns: &HashSet<String>) -> Schema {
     if columns.is_empty() {
         return schema.clone();
     }
@@ -62,6 +68,11 @@ pub fn with_microsecond_timestamps(schema: &Schema, columns: &HashSet<String>) -
                 f.as_ref()
                     .clone()
                     .with_data_type(DataType::Timestamp(TimeUnit::Microsecond, zone.clone())),
+            ),
+            DataType::Time64(TimeUnit::Nanosecond) if columns.contains(f.name()) => Arc::new(
+                f.as_ref()
+                    .clone()
+                    .with_data_type(DataType::Time64(TimeUnit::Microsecond)),
             ),
             _ => Arc::clone(f),
         })
@@ -75,17 +86,19 @@ mod tests {
 
     #[test]
     fn only_timestamps_without_precision() {
-        let cols = unprecise_timestamp_columns(
-            "CREATE TABLE t (a TIMESTAMP, \"B\" TIMESTAMP WITH TIME ZONE, c TIMESTAMP(9), d TIMESTAMP(6), E TIMESTAMPTZ, f BIGINT)",
+        let cols = unprecise_time_columns(
+            "CREATE TABLE t (a TIMESTAMP, \"B\" TIMESTAMP WITH TIME ZONE, c TIMESTAMP(9), d TIMESTAMP(6), E TIMESTAMPTZ, f BIGINT, g TIME)",
         );
         let mut cols: Vec<_> = cols.into_iter().collect();
         cols.sort();
-        assert_eq!(cols, ["B", "a", "e"]);
+        assert_eq!(cols, ["B", "a", "e", "g"]);
         let schema = Schema::new(vec![
             Field::new("a", DataType::Timestamp(TimeUnit::Nanosecond, None), true),
             Field::new("c", DataType::Timestamp(TimeUnit::Nanosecond, None), true),
+            Field::new("g", DataType::Time64(TimeUnit::Nanosecond), true),
         ]);
-        let out = with_microsecond_timestamps(&schema, &["a".to_string()].into());
+        let out = with_microsecond_times(&schema, &["a".to_string(), "g".to_string()].into());
+        assert_eq!(out.field(2).data_type(), &DataType::Time64(TimeUnit::Microsecond));
         assert_eq!(
             out.field(0).data_type(),
             &DataType::Timestamp(TimeUnit::Microsecond, None)

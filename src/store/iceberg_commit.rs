@@ -95,6 +95,11 @@ impl TableLocation {
         if !crate::spec::iceberg_json::has_iceberg_types(md) {
             return Ok(Vec::new());
         }
+        // Becoming an Iceberg v3 table: row ids start at 0 (existing
+        // snapshots keep none, as the spec has it for upgraded tables).
+        if crate::spec::iceberg_json::needs_v3(md) && md.next_row_id.is_none() {
+            md.next_row_id = Some(0);
+        }
         let mut written = Vec::new();
         if let Err(e) = self.write_missing_twins(md, &mut written).await {
             self.delete_quietly(written).await;
@@ -157,6 +162,7 @@ impl TableLocation {
                     status: EntryStatus::Existing,
                     snapshot_id: Some(snapshot_id),
                     sequence_number: Some(sequence_number),
+                    v3: false,
                 },
                 &files,
             )?
@@ -174,6 +180,7 @@ impl TableLocation {
                     sequence_number: Some(sequence_number),
                     files_snapshot_id: Some(snapshot_id),
                     files_sequence_number: Some(sequence_number),
+                    first_row_id: None,
                 },
             );
         }
@@ -190,6 +197,7 @@ impl TableLocation {
         for manifest in &mut snapshot.manifests {
             assign_sequence_number(manifest, snapshot.snapshot_id, snapshot.sequence_number)?;
         }
+        assign_row_ids(md, index)?;
         let snapshot = &md.snapshots[index];
         let entries = snapshot
             .manifests
@@ -200,6 +208,7 @@ impl TableLocation {
             snapshot.snapshot_id,
             snapshot.parent_snapshot_id,
             snapshot.sequence_number,
+            snapshot.first_row_id,
             &entries,
         )?;
         let name = format!("{}-snap-{}.avro", fresh_name(md), snapshot.snapshot_id);
@@ -239,6 +248,7 @@ impl TableLocation {
             existing_rows_count: existing_rows as i64,
             deleted_rows_count: 0,
             partitions: binary_summaries(spec, &manifest.partitions)?,
+            first_row_id: twin.first_row_id,
         })
     }
 }
@@ -260,6 +270,41 @@ fn twin_of(manifest: &ManifestFile) -> Result<&IcebergManifest> {
             manifest.path
         ))
     })
+}
+
+/// Iceberg v3 row lineage for snapshot `index`, whose list is about to be
+/// written: it starts at the table's `next-row-id`, and each manifest it
+/// lists without a `first_row_id` gets the next range, as long as its rows
+/// (files that have their own row ids, survivors of a rewrite, are counted
+/// too: a range may have gaps, never overlaps). A manifest already given
+/// one by another snapshot of this commit keeps it. Nothing for v2 tables.
+fn assign_row_ids(md: &mut TableMetadata, index: usize) -> Result<()> {
+    let Some(first) = md.next_row_id else {
+        return Ok(());
+    };
+    let assigned: HashMap<String, i64> = md
+        .snapshots
+        .iter()
+        .flat_map(|s| &s.manifests)
+        .filter_map(|m| Some((m.path.clone(), m.iceberg.as_ref()?.first_row_id?)))
+        .collect();
+    let snapshot = &mut md.snapshots[index];
+    let mut slots = Vec::with_capacity(snapshot.manifests.len());
+    for manifest in &mut snapshot.manifests {
+        let rows = i64::try_from(manifest.record_count).unwrap_or(i64::MAX);
+        let Some(twin) = manifest.iceberg.as_mut() else {
+            return crate::format_err!("manifest {} has no Iceberg twin", manifest.path);
+        };
+        if twin.first_row_id.is_none() {
+            twin.first_row_id = assigned.get(&manifest.path).copied();
+        }
+        slots.push((&mut twin.first_row_id, rows));
+    }
+    let next = crate::iceberg::manifest_list::assign_row_id_ranges(first, slots)?;
+    snapshot.first_row_id = Some(first);
+    snapshot.added_rows = Some(next - first);
+    md.next_row_id = Some(next);
+    Ok(())
 }
 
 /// A new twin's sequence number is its snapshot's.

@@ -161,6 +161,8 @@ impl Change {
             manifests,
             table_spec_id: Some(md.current_spec_id),
             manifest_list: None,
+            first_row_id: None,
+            added_rows: None,
         });
         next.set_current_snapshot(self.snapshot_id, now);
         next.last_sequence_number = sequence_number;
@@ -250,6 +252,9 @@ impl Change {
             };
             let spec = md.spec(manifest.spec_id)?;
             let batch = read_manifest(location, manifest, spec, None).await?;
+            // Survivors keep their Iceberg v3 row ids.
+            let first_row_id = manifest.iceberg.as_ref().and_then(|t| t.first_row_id);
+            let batch = crate::manifest::format::with_row_ids(&batch, first_row_id)?;
             let stored = batch
                 .column_by_name(PATH)
                 .map(|c| c.as_string::<i32>().clone())

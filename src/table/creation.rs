@@ -244,7 +244,17 @@ pub async fn remove_abandoned(location: &TableLocation) -> Result<usize> {
     // The markers stay (a creator still writing explains its newer files
     // by its marker) until a table has committed here: [`forget_abandoned`].
     // Directories stay too: other creations may be writing into them.
-    Ok(delete_all(location, doomed.into_iter().collect()).await?)
+    let deleted = delete_all(location, doomed.into_iter().collect()).await?;
+    // Staging files of puts the killed creations never finished.
+    let mut staged = 0;
+    for marker in &claimed {
+        for path in crate::table::orphans::local_staging_files(location, &marker.metadata, marker.written) {
+            if std::fs::remove_file(&path).is_ok() {
+                staged += 1;
+            }
+        }
+    }
+    Ok(deleted + staged)
 }
 
 /// Once a table has committed at `location`: delete the markers (then the

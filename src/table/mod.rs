@@ -150,6 +150,7 @@ impl Table {
             snapshot_log: Vec::new(),
             location: None,
             metadata_log: Vec::new(),
+            next_row_id: None,
             table_uuid,
             last_updated_ms: now,
             last_sequence_number: 0,
@@ -274,6 +275,8 @@ pub fn with_appended(
         manifests,
         table_spec_id: Some(md.current_spec_id),
         manifest_list: None,
+        first_row_id: None,
+        added_rows: None,
     });
     next.set_current_snapshot(snapshot_id, now);
     next.last_sequence_number = sequence_number;

@@ -110,9 +110,23 @@ fn manifest_list_stem(name: &str) -> Option<&str> {
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(stem)
 }
 
-/// Whether `relative` (under the table root) is a name our writers produce.
+/// A local store's staging file (`<name>#<n>`, renamed to `<name>` when
+/// its put completes; left behind by a process killed mid-put) → `<name>`.
+fn staged_name(name: &str) -> &str {
+    match name.rsplit_once('#') {
+        Some((stem, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => stem,
+        _ => name,
+    }
+}
+
+/// Whether `relative` (under the table root) is a name our writers produce
+/// (or the staging file of one).
 fn ours(relative: &[&str], partition_layouts: &BTreeSet<Vec<String>>, naming: &Naming) -> bool {
-    match relative {
+    let mut relative: Vec<&str> = relative.to_vec();
+    if let Some(last) = relative.last_mut() {
+        *last = staged_name(last);
+    }
+    match relative.as_slice() {
         ["metadata", name] => {
             name.strip_suffix("-m.parquet").is_some_and(|s| naming.matches(s))
                 || name.strip_suffix("-m.avro").is_some_and(|s| naming.matches(s))
@@ -182,6 +196,55 @@ async fn candidates(location: &TableLocation, md: &TableMetadata) -> Result<Vec<
     Ok(out)
 }
 
+/// How long a staging file must have been left alone to be a dead put's:
+/// a live put writes its bytes at once and renames the file right after.
+pub const STAGING_IDLE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A local table's staging files of puts that never finished (a process
+/// killed mid-put leaves `<name>#<n>`; the store's listing hides them),
+/// named as `md`'s writers name files, modified at `since` or later and
+/// not for [`STAGING_IDLE`] (a put still running keeps its file).
+pub fn local_staging_files(
+    location: &TableLocation,
+    md: &TableMetadata,
+    since: DateTime<Utc>,
+) -> Vec<std::path::PathBuf> {
+    let Some(root) = location.local_dir() else {
+        return Vec::new();
+    };
+    let (layouts, naming) = (layouts(md), Naming::of(md));
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("data"), root.join("metadata")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if staged_name(name) == name {
+                continue;
+            }
+            let Ok(relative) = path.strip_prefix(&root) else {
+                continue;
+            };
+            let parts: Vec<&str> = relative.iter().filter_map(|p| p.to_str()).collect();
+            let dead = meta
+                .modified()
+                .is_ok_and(|m| DateTime::<Utc>::from(m) >= since && m.elapsed().is_ok_and(|idle| idle >= STAGING_IDLE));
+            if dead && ours(&parts, &layouts, &naming) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
 /// The candidates no snapshot of `md` references.
 async fn unreferenced(location: &TableLocation, md: &TableMetadata, candidates: Vec<Orphan>) -> Result<Vec<Orphan>> {
     let files = referenced_files(location, md).await?;
@@ -208,6 +271,7 @@ mod tests {
         let legacy = Naming::Legacy("0badcafe".to_string());
         let yes = [
             vec!["data".to_string(), "s=a".into(), format!("{id}.parquet")],
+            vec!["data".to_string(), "s=a".into(), format!("{id}.parquet#1")],
             vec!["data".to_string(), format!("{id}.parquet")],
             vec!["metadata".to_string(), format!("{id}-m.parquet")],
             vec!["metadata".to_string(), format!("{id}-m.avro")],
@@ -217,6 +281,8 @@ mod tests {
         ];
         let no = [
             vec!["data".to_string(), "s=a".into(), "notes.parquet".into()],
+            vec!["data".to_string(), "s=a".into(), "notes.parquet#1".into()],
+            vec!["data".to_string(), "s=a".into(), format!("{id}.parquet#x")],
             vec!["data".to_string(), "t=a".into(), format!("{id}.parquet")],
             vec!["data".to_string(), "s=a".into(), "x=1".into(), format!("{id}.parquet")],
             vec!["data".to_string(), "sub".into(), format!("{id}.parquet")],

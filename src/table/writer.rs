@@ -534,6 +534,7 @@ async fn upload(
         partition_strings: key.strings.clone(),
         column_stats: file.stats,
         pending: Some(pending),
+        first_row_id: None,
     })
 }
 

@@ -245,6 +245,7 @@ pub fn convert(log: &LogSnapshot, table: &str) -> Result<Converted> {
                 partition: values.clone(),
                 column_stats: stats.columns,
                 pending: None,
+                first_row_id: None,
             },
             known_null_counts: stats.known_null_counts,
         });

@@ -18,8 +18,14 @@
 //! field (properties, sort orders, statistics files, other branches, fields
 //! this engine does not know) is kept as it was.
 //!
+//! A format version 3 table gets row lineage as the spec has it: the new
+//! list gives each data manifest without a `first_row_id` the next range,
+//! the snapshot records `first-row-id` and `added-rows`, `next-row-id`
+//! moves on, and the survivors of a rewritten manifest keep their ids
+//! (decoded with the manifest, `manifest.rs`).
+//!
 //! Refused for writes, with nothing written (reads are unaffected): format
-//! versions other than 2, a table of ours (its metadata is ours too), a
+//! versions other than 2 and 3, a table of ours (its metadata is ours too), a
 //! partition field with a transform we do not know in a spec we would
 //! write, encrypted manifests, row-level changes to a table with delete
 //! files of another engine, and statements that would change the schema,
@@ -156,15 +162,14 @@ impl IcebergCommits {
         }
         match latest.built.metadata.format_version {
             2 => {}
+            3 if latest.raw.get("next-row-id").and_then(Json::as_i64).is_some() => {}
             1 => {
                 return refuse(
                     "it is an Iceberg format version 1 table, and this engine writes version 2 metadata only (upgrade it with another engine: ALTER TABLE … SET TBLPROPERTIES ('format-version' = '2'))".into(),
                 );
             }
             3 => {
-                return refuse(
-                    "it is an Iceberg format version 3 table (row lineage, deletion vectors), which this engine reads but does not write".into(),
-                );
+                return refuse("it is an Iceberg format version 3 table without a next-row-id".into());
             }
             v => return refuse(format!("its format version {v} is unknown")),
         }
@@ -229,7 +234,15 @@ impl IcebergCommits {
         if next.current_snapshot_id != Some(snapshot.snapshot_id) {
             return crate::format_err!("a commit to Iceberg table {} left its snapshot current", self.name);
         }
-        let listed = self.list_entries(latest, next, snapshot)?;
+        let mut listed = self.list_entries(latest, next, snapshot)?;
+        let lineage = match latest.raw.get("next-row-id").and_then(Json::as_i64) {
+            Some(first) if latest.built.metadata.format_version >= 3 => {
+                let next_row_id = assign_row_ids(&mut listed, first)?;
+                doc.insert("next-row-id".into(), json!(next_row_id));
+                Some((first, next_row_id - first))
+            }
+            _ => None,
+        };
         let name = format!("snap-{}-{}.avro", snapshot.snapshot_id, uuid::Uuid::new_v4());
         let stored = TableLocation::stored_path(["metadata", name.as_str()]);
         let path = self.base.resolve(&stored)?;
@@ -237,11 +250,12 @@ impl IcebergCommits {
             snapshot.snapshot_id,
             snapshot.parent_snapshot_id,
             snapshot.sequence_number,
+            lineage.map(|(first, _)| first),
             &listed,
         )?;
         self.base.store.put(&path, PutPayload::from(bytes)).await?;
         written.push(path);
-        add_snapshot(doc, snapshot, &self.base.iceberg_path(&stored));
+        add_snapshot(doc, snapshot, &self.base.iceberg_path(&stored), lineage);
         Ok(serde_json::to_vec_pretty(&raw)?)
     }
 
@@ -256,6 +270,18 @@ impl IcebergCommits {
         let md = &latest.built.metadata;
         let (old, new) = (shape.current_spec()?, next.current_spec()?);
         if new.schema != old.schema {
+            let fits = |t: &crate::spec::types::Type| {
+                crate::spec::iceberg_json::type_version(t).is_some_and(|v| i64::from(v) <= md.format_version)
+            };
+            if let Some(f) = new.schema.fields.iter().find(|f| !fits(&f.field_type)) {
+                return Err(Error::Invalid(format!(
+                    "Iceberg table {}: column {:?} ({}) has no type in the table's Iceberg format version {}; nothing was written",
+                    self.name,
+                    f.name,
+                    f.field_type.to_arrow(),
+                    md.format_version
+                )));
+            }
             let id = md.schemas.keys().max().map_or(0, |m| m + 1);
             let mut schema = json!({
                 "type": "struct",
@@ -411,6 +437,7 @@ fn kept_entry(e: &ManifestEntryFile) -> Result<ManifestListEntry> {
                 upper: s.upper.clone(),
             })
             .collect(),
+        first_row_id: e.first_row_id,
     })
 }
 
@@ -433,7 +460,26 @@ fn relative(base: &TableLocation, path: &Path) -> String {
 const PREVIOUS_VERSIONS_MAX: usize = 100;
 
 /// Add `snapshot` to the metadata document as its current snapshot.
-fn add_snapshot(doc: &mut serde_json::Map<String, Json>, snapshot: &Snapshot, manifest_list: &str) {
+/// Iceberg v3 row lineage of a new manifest list: every data manifest
+/// without a `first_row_id` (new ones, and kept ones of snapshots from
+/// before the table was v3) gets the next range, as long as its added and
+/// existing rows. Returns the table's next `next-row-id`.
+fn assign_row_ids(listed: &mut [ManifestListEntry], first: i64) -> Result<i64> {
+    crate::iceberg::manifest_list::assign_row_id_ranges(
+        first,
+        listed.iter_mut().filter(|e| e.content == 0).map(|e| {
+            let rows = e.added_rows_count.max(0).saturating_add(e.existing_rows_count.max(0));
+            (&mut e.first_row_id, rows)
+        }),
+    )
+}
+
+fn add_snapshot(
+    doc: &mut serde_json::Map<String, Json>,
+    snapshot: &Snapshot,
+    manifest_list: &str,
+    lineage: Option<(i64, i64)>,
+) {
     let mut summary = serde_json::Map::new();
     summary.insert(
         "operation".into(),
@@ -450,6 +496,10 @@ fn add_snapshot(doc: &mut serde_json::Map<String, Json>, snapshot: &Snapshot, ma
     entry.insert("sequence-number".into(), json!(snapshot.sequence_number));
     entry.insert("timestamp-ms".into(), json!(snapshot.timestamp_ms));
     entry.insert("manifest-list".into(), json!(manifest_list));
+    if let Some((first, added)) = lineage {
+        entry.insert("first-row-id".into(), json!(first));
+        entry.insert("added-rows".into(), json!(added));
+    }
     entry.insert("summary".into(), Json::Object(summary));
     let schema_id = doc.get("current-schema-id").cloned().unwrap_or(json!(0));
     entry.insert("schema-id".into(), schema_id);
@@ -596,10 +646,14 @@ impl ForeignWrites for IcebergWriter {
 #[derive(Debug, Default)]
 struct WriterManifests {
     by_path: Mutex<HashMap<String, Arc<IcebergManifests>>>,
+    /// The table's latest version read is format version 3.
+    v3: std::sync::atomic::AtomicBool,
 }
 
 impl WriterManifests {
     fn add(&self, built: &Built) {
+        self.v3
+            .store(built.metadata.format_version >= 3, std::sync::atomic::Ordering::Relaxed);
         if let Ok(mut map) = self.by_path.lock() {
             for path in built.listed.keys() {
                 map.insert(path.clone(), Arc::clone(&built.manifests));
@@ -629,5 +683,9 @@ impl ManifestSource for WriterManifests {
 
     fn writes_iceberg_manifests(&self) -> bool {
         true
+    }
+
+    fn writes_iceberg_v3(&self) -> bool {
+        self.v3.load(std::sync::atomic::Ordering::Relaxed)
     }
 }

@@ -15,6 +15,7 @@
 //! | 102 | partition (ids ≥ 1000)     | one typed column per spec field                 |
 //! | 110, 137, 125, 128 | null/NaN counts, bounds | per wanted column id (`Slots`)         |
 //! | 135, 143, 144 | equality ids, referenced file, content offset | delete files only (`Extras`) |
+//! | 142 | first_row_id (v3)          | a column; null when inherited                   |
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -85,6 +86,9 @@ pub struct Columns {
     pub file_size: Vec<i64>,
     /// Data sequence numbers, inherited when not written.
     pub sequence_number: Vec<i64>,
+    /// Iceberg v3 row lineage: the entry's own `first_row_id` (null when
+    /// it inherits one from the manifest list).
+    pub first_row_id: Vec<Option<i64>>,
     /// Per Iceberg partition field (spec order): typed by our result type
     /// when kept, by its Avro type otherwise.
     pub partition: Vec<ArrayRef>,
@@ -170,6 +174,7 @@ enum Role {
     EqualityIds,
     Referenced,
     ContentOffset,
+    FirstRowId,
     Skip,
 }
 
@@ -296,6 +301,7 @@ impl EntryPlan {
             (135, Role::EqualityIds),
             (143, Role::Referenced),
             (144, Role::ContentOffset),
+            (142, Role::FirstRowId),
         ];
         let file: Vec<(Role, Node)> = file_node
             .map(record_fields)
@@ -463,6 +469,7 @@ impl EntryPlan {
                     s.extras.referenced_data_file = read_str(node, r)?.map(|b| String::from_utf8_lossy(b).into_owned())
                 }
                 Role::ContentOffset if extras => s.extras.content_offset = read_long(node, r)?,
+                Role::FirstRowId => s.first_row_id = read_long(node, r)?,
                 _ => node.skip(r)?,
             }
         }
@@ -599,6 +606,7 @@ struct Scratch<'a> {
     format: Option<&'a [u8]>,
     record_count: Option<i64>,
     file_size: Option<i64>,
+    first_row_id: Option<i64>,
     partition: Vec<PartVal<'a>>,
     null: Vec<Option<i64>>,
     nan: Vec<Option<i64>>,
@@ -618,6 +626,7 @@ impl<'a> Scratch<'a> {
             format: None,
             record_count: None,
             file_size: None,
+            first_row_id: None,
             partition: vec![PartVal::Null; plan.parts.len()],
             null: vec![None; slots],
             nan: vec![None; slots],
@@ -636,6 +645,7 @@ impl<'a> Scratch<'a> {
         self.format = None;
         self.record_count = None;
         self.file_size = None;
+        self.first_row_id = None;
         self.partition.fill(PartVal::Null);
         self.null.fill(None);
         self.nan.fill(None);
@@ -853,6 +863,7 @@ struct Builders {
     record_count: Vec<i64>,
     file_size: Vec<i64>,
     sequence_number: Vec<i64>,
+    first_row_id: Vec<Option<i64>>,
     partition: Vec<PartBuilder>,
     null: Vec<Int64Builder>,
     nan: Vec<Int64Builder>,
@@ -877,6 +888,7 @@ impl Builders {
             record_count: Vec::new(),
             file_size: Vec::new(),
             sequence_number: Vec::new(),
+            first_row_id: Vec::new(),
             partition: plan.parts.iter().map(PartBuilder::of).collect(),
             null: (0..n).map(|_| Int64Builder::new()).collect(),
             nan: (0..n).map(|_| Int64Builder::new()).collect(),
@@ -922,6 +934,7 @@ impl Builders {
         // ADDED entries of the committing snapshot leave it out: inherit.
         self.sequence_number
             .push(s.sequence.unwrap_or(if s.status == 1 { inherited } else { 0 }));
+        self.first_row_id.push(s.first_row_id);
         for i in 0..self.null.len() {
             self.null[i].append_option(s.null[i]);
             self.nan[i].append_option(s.nan[i]);
@@ -962,6 +975,7 @@ impl Builders {
             record_count: self.record_count,
             file_size: self.file_size,
             sequence_number: self.sequence_number,
+            first_row_id: self.first_row_id,
             partition,
             stats,
             extras: self.extras.unwrap_or_default(),

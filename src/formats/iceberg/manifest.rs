@@ -40,8 +40,8 @@ use super::metadata::Rebase;
 use super::values::bounds_array;
 use crate::error::{Error, Result};
 use crate::manifest::format::{
-    FILE_SIZE, NULL_COUNT, PARTITION, PARTITION_STRINGS, PATH, RECORD_COUNT, SPEC_ID, STATS, manifest_schema,
-    stats_fields,
+    FILE_SIZE, FIRST_ROW_ID, NULL_COUNT, PARTITION, PARTITION_STRINGS, PATH, RECORD_COUNT, SPEC_ID, STATS,
+    manifest_schema, stats_fields,
 };
 use crate::manifest::source::ManifestSource;
 use crate::spec::{ManifestFile, TableSpec};
@@ -132,6 +132,9 @@ pub struct DecodedManifest {
     base: Vec<(&'static str, ArrayRef)>,
     original_paths: StringArray,
     sequence_numbers: Vec<i64>,
+    /// Iceberg v3 row lineage: each file's first row id (its own or
+    /// inherited), when the manifest list assigned the manifest one.
+    row_ids: Option<ArrayRef>,
     /// Per Iceberg partition field (kept or not), for delete scopes.
     partition_all: Vec<ArrayRef>,
     stats: Mutex<HashMap<i32, ArrayRef>>,
@@ -244,10 +247,16 @@ impl DecodedManifest {
             record_count,
             file_size,
             sequence_number,
+            first_row_id,
             partition,
             stats,
             ..
         } = columns;
+        // As Java reads them: without the manifest's id, no file has one.
+        let row_ids = listed.first_row_id.map(|first| {
+            let ids = crate::manifest::format::inherit_row_ids(first, first_row_id, record_count.iter().copied());
+            Arc::new(ids) as ArrayRef
+        });
         let mut paths = StringBuilder::with_capacity(rows, file_path.value_data().len());
         for row in 0..rows {
             let path = file_path.value(row);
@@ -300,6 +309,7 @@ impl DecodedManifest {
             base,
             original_paths: file_path,
             sequence_numbers: sequence_number,
+            row_ids,
             partition_all: partition,
             stats: Mutex::default(),
             strings: OnceLock::new(),
@@ -425,6 +435,12 @@ impl DecodedManifest {
                 fields.push(Arc::new(Field::new(name, a.data_type().clone(), false)));
                 arrays.push(Arc::clone(a));
             }
+        }
+        if columns.is_none()
+            && let Some(ids) = &self.row_ids
+        {
+            fields.push(Arc::new(Field::new(FIRST_ROW_ID, DataType::Int64, true)));
+            arrays.push(Arc::clone(ids));
         }
         let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
         Ok(RecordBatch::try_new_with_options(
@@ -883,6 +899,7 @@ mod tests {
                     partition,
                     column_stats,
                     pending: None,
+                    first_row_id: None,
                 }
             })
             .collect()
@@ -908,6 +925,7 @@ mod tests {
                 status,
                 snapshot_id,
                 sequence_number,
+                v3: false,
             };
             let written = write_manifest(&w, &files).unwrap();
             let listed = ManifestEntryFile {

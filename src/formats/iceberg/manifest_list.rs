@@ -41,6 +41,8 @@ pub struct ManifestEntryFile {
     /// Added, existing, deleted files; then the same for rows.
     pub counts: [Option<i64>; 6],
     pub key_metadata: Option<Vec<u8>>,
+    /// Iceberg v3: the first row id its files without one inherit from.
+    pub first_row_id: Option<i64>,
 }
 
 /// Decode a manifest list; `what` names it for errors.
@@ -87,6 +89,7 @@ pub fn read_manifest_list(bytes: &[u8], what: &str) -> Result<Vec<ManifestEntryF
             min_sequence_number: ids.long(r, 516).unwrap_or(0),
             counts: [504, 505, 506, 512, 513, 514].map(|id| ids.long(r, id)),
             key_metadata: ids.bytes(r, 519).map(<[u8]>::to_vec),
+            first_row_id: ids.long(r, 520),
         });
     }
     Ok(out)

@@ -260,6 +260,8 @@ fn our_metadata(
                 },
                 table_spec_id: None,
                 manifest_list: None,
+                first_row_id: None,
+                added_rows: None,
             }
         })
         .collect();
@@ -284,6 +286,7 @@ fn our_metadata(
         snapshot_log: Vec::new(),
         location: None,
         metadata_log: Vec::new(),
+        next_row_id: None,
         table_uuid: md.table_uuid.clone(),
         last_updated_ms: md.last_updated_ms,
         last_sequence_number: md.snapshots.iter().map(|s| s.sequence_number).max().unwrap_or(0),

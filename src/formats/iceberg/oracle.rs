@@ -263,6 +263,7 @@ pub fn batch_old(
                 partition_strings: strings,
                 column_stats,
                 pending: None,
+                first_row_id: None,
             },
             known_null_counts: known,
         });
