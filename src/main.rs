@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use hidden_partitions::cli::run::{Printing, run_sql};
-use hidden_partitions::cli::{OutputFormat, repl};
+use hidden_partitions::cli::{NullText, OutputFormat, repl};
 use hidden_partitions::{StorageOptions, Warehouse, session_with};
 
 #[derive(Debug, Parser)]
@@ -34,6 +34,10 @@ struct Args {
     /// How to print results
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
+    /// How NULL prints in table and CSV output (default: an empty field;
+    /// JSON always prints null)
+    #[arg(long = "null-value", value_name = "TEXT", default_value = "")]
+    null_value: String,
     /// Run statements on the Ballista cluster whose scheduler is at this
     /// URL (df://host:port); it must be a hidden-partitions-scheduler
     #[arg(long, value_name = "URL")]
@@ -65,9 +69,36 @@ async fn remote(url: &str, _warehouse: Warehouse) -> hidden_partitions::Result<d
     )))
 }
 
+/// One `-c` or `-f`, in command-line order.
+enum Script {
+    Command(String),
+    File(PathBuf),
+}
+
+/// The `-c` and `-f` arguments in the order they were given.
+fn scripts(matches: &clap::ArgMatches, args: &Args) -> Vec<Script> {
+    let at = |id: &str| {
+        matches
+            .indices_of(id)
+            .map(Iterator::collect::<Vec<_>>)
+            .unwrap_or_default()
+    };
+    let mut ordered: Vec<(usize, Script)> = at("command")
+        .into_iter()
+        .zip(args.command.iter().cloned().map(Script::Command))
+        .chain(at("file").into_iter().zip(args.file.iter().cloned().map(Script::File)))
+        .collect();
+    ordered.sort_by_key(|(index, _)| *index);
+    ordered.into_iter().map(|(_, s)| s).collect()
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = Args::parse();
+    let matches = Args::command().get_matches();
+    let args = match Args::from_arg_matches(&matches) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
     let ctx = match open(&args).await {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -75,26 +106,27 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if args.command.is_empty() && args.file.is_empty() {
-        return ExitCode::from(repl::run(&ctx, args.format).await as u8);
-    }
-    let mut scripts = Vec::new();
-    for f in &args.file {
-        match std::fs::read_to_string(f) {
-            Ok(s) => scripts.push(s),
-            Err(e) => {
-                eprintln!("Error: cannot read {}: {e}", f.display());
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    scripts.extend(args.command.iter().cloned());
     let printing = Printing {
         format: args.format,
         timing: false,
+        null: NullText(Box::leak(args.null_value.clone().into_boxed_str())),
     };
-    for script in scripts {
-        if !run_sql(&ctx, &script, printing).await {
+    if args.command.is_empty() && args.file.is_empty() {
+        return ExitCode::from(repl::run(&ctx, printing).await as u8);
+    }
+    // In the order given, each run when its turn comes (as psql does).
+    for script in scripts(&matches, &args) {
+        let sql = match script {
+            Script::Command(sql) => sql,
+            Script::File(f) => match std::fs::read_to_string(&f) {
+                Ok(sql) => sql,
+                Err(e) => {
+                    eprintln!("Error: cannot read {}: {e}", f.display());
+                    return ExitCode::FAILURE;
+                }
+            },
+        };
+        if !run_sql(&ctx, &sql, printing).await {
             return ExitCode::FAILURE;
         }
     }

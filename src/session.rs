@@ -63,6 +63,14 @@ pub fn install_physical_rule(ctx: &SessionContext) {
         .analyzer()
         .rules
         .iter()
+        .any(|r| r.name() == crate::optimizer::VARIANT_ORDER_NAME)
+    {
+        guard.add_analyzer_rule(Arc::new(crate::optimizer::VariantOrder));
+    }
+    if !guard
+        .analyzer()
+        .rules
+        .iter()
         .any(|r| r.name() == crate::catalog::information_schema::LISTING_RULE_NAME)
     {
         // `information_schema.columns` without the tables that cannot be read.

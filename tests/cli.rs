@@ -67,7 +67,7 @@ fn json_format_and_repeated_commands() {
         ],
     );
     assert!(o.status.success());
-    assert_eq!(stdout(&o), "[{\"a\":1}]\n[{\"b\":\"x\"}]\n");
+    assert_eq!(stdout(&o), "[{\"a\":1}]\n[{\"b\":\"x\",\"c\":null}]\n");
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn prompt_commands_list_and_describe_tables() {
         "{out}"
     );
     assert!(out.contains("partition_spec\n\"day(ts) AS ts_day"), "{out}");
-    assert!(out.contains("bucket[4](id) AS id_bucket_4"), "{out}");
+    assert!(out.contains("bucket(4, id) AS id_bucket_4"), "{out}");
     assert!(
         out.ends_with("column_name,data_type,is_nullable\nx,Int32,YES\npartition_spec\nunpartitioned\n"),
         "{out}"
@@ -249,7 +249,7 @@ fn variants_print_as_json_in_every_format() {
     let o = run(dir.path(), &["--format", "json", "-c", sql]);
     assert_eq!(
         stdout(&o),
-        "[{\"id\":1,\"v\":\"{\\\"a\\\":\\\"x\\\",\\\"b\\\":[1,null]}\"},{\"id\":2}]\n"
+        "[{\"id\":1,\"v\":{\"a\":\"x\",\"b\":[1,null]}},{\"id\":2,\"v\":null}]\n"
     );
     let o = run(dir.path(), &["-c", sql]);
     let out = stdout(&o);
@@ -268,10 +268,92 @@ fn variants_print_as_json_in_every_format() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).ends_with("[{\"s\":{\"v\":\"[1,2]\"},\"v\":\"[1,2]\"}]\n"),
+        stdout(&o).ends_with("[{\"s\":{\"v\":[1,2]},\"v\":[1,2]}]\n"),
         "{}",
         stdout(&o)
     );
+}
+
+/// The CLI's prompt at a pseudo-terminal (util-linux `script`), `$HOME` in `dir`; `None`
+/// (after saying so) where no pseudo-terminal can be opened.
+struct Terminal {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    output: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Terminal {
+    fn start(test: &str, dir: &std::path::Path) -> Option<Self> {
+        use std::io::Read;
+        let has_pty = Command::new("script")
+            .args(["-qec", "true", "/dev/null"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !has_pty {
+            eprintln!("SKIPPED {test}: util-linux `script` is not installed or cannot open a pseudo-terminal");
+            return None;
+        }
+        let binary = env!("CARGO_BIN_EXE_hidden-partitions");
+        let mut child = Command::new("script")
+            .args(["-qec"])
+            .arg(format!(
+                "'{binary}' --warehouse '{}' --format csv",
+                dir.join("wh").display()
+            ))
+            .arg("/dev/null")
+            .env("HOME", dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut stdout = child.stdout.take().unwrap();
+        let collected = output.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut buf) {
+                collected.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Some(Self {
+            stdin: child.stdin.take(),
+            child,
+            output,
+            reader: Some(reader),
+        })
+    }
+
+    /// Wait (up to a minute) until the output holds `what` `count` times.
+    fn wait_for(&self, what: &str, count: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.output.lock().unwrap().matches(what).count() < count {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {what:?}: {}",
+                self.output.lock().unwrap()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    fn type_in(&mut self, text: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(text.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Wait for the process to end; its output without carriage returns.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        let status = self.child.wait().unwrap();
+        drop(self.stdin.take());
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        let out = self.output.lock().unwrap().replace('\r', "");
+        (status, out)
+    }
 }
 
 /// At a terminal (a pseudo-terminal from util-linux `script`): a failing
@@ -279,46 +361,13 @@ fn variants_print_as_json_in_every_format() {
 /// the statement being typed, and the history is saved in `$HOME`.
 #[test]
 fn terminal_prompt_goes_on_after_errors_and_keeps_history() {
-    use std::io::{Read, Write};
-    use std::sync::{Arc, Mutex};
-    use std::time::{Duration, Instant};
-    let has_pty = Command::new("script")
-        .args(["-qec", "true", "/dev/null"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_pty {
-        eprintln!(
-            "SKIPPED terminal_prompt_goes_on_after_errors_and_keeps_history: \
-             util-linux `script` is not installed or cannot open a pseudo-terminal"
-        );
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
-    let binary = env!("CARGO_BIN_EXE_hidden-partitions");
-    let mut child = Command::new("script")
-        .args(["-qec"])
-        .arg(format!(
-            "'{binary}' --warehouse '{}' --format csv",
-            dir.path().join("wh").display()
-        ))
-        .arg("/dev/null")
-        .env("HOME", dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let output = Arc::new(Mutex::new(String::new()));
-    let mut stdout = child.stdout.take().unwrap();
-    let collected = output.clone();
-    let reader = std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n @ 1..) = stdout.read(&mut buf) {
-            collected.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
+    let Some(mut terminal) = Terminal::start("terminal_prompt_goes_on_after_errors_and_keeps_history", dir.path())
+    else {
+        return;
+    };
     // Typed-ahead input is dropped when the line editor starts, so each line
     // waits for its prompt ("hp> " or "  -> ").
-    let mut stdin = child.stdin.take().unwrap();
     let lines = [
         "SELECT nope;\n",
         "SELECT 'a\n",
@@ -328,18 +377,10 @@ fn terminal_prompt_goes_on_after_errors_and_keeps_history() {
         "\\q\n",
     ];
     for (i, line) in lines.iter().enumerate() {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while output.lock().unwrap().matches("> ").count() <= i {
-            assert!(Instant::now() < deadline, "no prompt: {}", output.lock().unwrap());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.flush().unwrap();
+        terminal.wait_for("> ", i + 1);
+        terminal.type_in(line);
     }
-    let status = child.wait().unwrap();
-    drop(stdin);
-    reader.join().unwrap();
-    let out = output.lock().unwrap().replace('\r', "");
+    let (status, out) = terminal.finish();
     assert!(status.success(), "{out}");
     assert!(out.contains("Error: Schema error: No field named nope"), "{out}");
     assert!(out.contains("answer\n42\n"), "{out}");
@@ -453,7 +494,7 @@ fn schemas_and_their_tables_outlive_the_process() {
     let out = stdout(&o);
     assert!(
         out.ends_with(
-            "table_name\ns2.ctas\ns2.plain\ns2.t\ncolumn_name,data_type,is_nullable\nid,Int64,YES\ns,Utf8,YES\npartition_spec\nidentity(s) AS s [1000]\n"
+            "table_name\ns2.ctas\ns2.plain\ns2.t\ncolumn_name,data_type,is_nullable\nid,Int64,YES\ns,Utf8,YES\npartition_spec\ns AS s [1000]\n"
         ),
         "{out}"
     );
@@ -476,4 +517,183 @@ fn schemas_and_their_tables_outlive_the_process() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "n\n0\n");
+}
+
+/// `-c` and `-f` run in the order given (issue 27, item 2).
+#[test]
+fn commands_and_files_run_in_the_order_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.sql");
+    std::fs::write(&file, "SELECT 2 AS b;").unwrap();
+    let file = file.to_str().unwrap();
+    let o = run(
+        dir.path(),
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT 1 AS a",
+            "-f",
+            file,
+            "-c",
+            "SELECT 3 AS c",
+            "-f",
+            file,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "a\n1\nb\n2\nc\n3\nb\n2\n");
+    // A file that cannot be read stops the run at its turn, after what came before.
+    let o = run(
+        dir.path(),
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT 1 AS a",
+            "-f",
+            "/nonexistent/x.sql",
+            "-c",
+            "SELECT 3 AS c",
+        ],
+    );
+    assert!(!o.status.success());
+    assert_eq!(stdout(&o), "a\n1\n");
+    assert!(stderr(&o).contains("cannot read /nonexistent/x.sql"), "{}", stderr(&o));
+}
+
+/// Statements are parsed and run one by one: a syntax error in a later statement comes
+/// after the results of the earlier ones, and nothing after it runs (issue 27, item 3).
+#[test]
+fn a_syntax_error_stops_a_script_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    for (script, error) in [
+        ("SELECT 1 AS a; SELEC 2; SELECT 3 AS c", "SELEC"),
+        (
+            "SELECT 1 AS a; ALTER TABLE t EXECUTE optimize(x = 1); SELECT 3 AS c",
+            "EXECUTE procedure",
+        ),
+        (
+            "SELECT 1 AS a; SELECT 'abc; SELECT 3 AS c",
+            "Unterminated string literal",
+        ),
+    ] {
+        let o = run(dir.path(), &["--format", "csv", "-c", script]);
+        assert!(!o.status.success(), "{script}");
+        assert_eq!(stdout(&o), "a\n1\n", "{script}");
+        assert!(stderr(&o).contains(error), "{script}: {}", stderr(&o));
+    }
+}
+
+/// CSV prints nested values as JSON text and NULL as `--null-value` says; JSON keeps
+/// every key, embeds VARIANT values and spells non-finite floats (issue 27, items 4–6).
+#[test]
+fn csv_and_json_print_every_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = "SELECT [1, 2] AS l, named_struct('x', 1, 'y', 'a') AS s, map(['k'], [1]) AS m, \
+                  CAST(NULL AS BIGINT[]) AS n, [parse_json('{\"v\": true}')] AS vl";
+    let o = run(dir.path(), &["--format", "csv", "-c", nested]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "l,s,m,n,vl\n\"[1,2]\",\"{\"\"x\"\":1,\"\"y\"\":\"\"a\"\"}\",\"{\"\"k\"\":1}\",,\"[{\"\"v\"\":true}]\"\n"
+    );
+    let o = run(
+        dir.path(),
+        &[
+            "--format",
+            "csv",
+            "--null-value",
+            "NULL",
+            "-c",
+            "SELECT NULL AS a, '' AS b, 'x' AS c",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "a,b,c\nNULL,,x\n");
+    let o = run(
+        dir.path(),
+        &["--null-value", "∅", "-c", "SELECT CAST(NULL AS INT) AS a"],
+    );
+    assert!(stdout(&o).contains("| ∅ |"), "{}", stdout(&o));
+    let o = run(
+        dir.path(),
+        &[
+            "--format",
+            "json",
+            "-c",
+            "SELECT 1 AS a, CAST(NULL AS INT) AS b, CAST('NaN' AS DOUBLE) AS n, CAST('-inf' AS REAL) AS i, \
+             1.5 AS f, parse_json('{\"x\": [1, null]}') AS v, CAST(NULL AS VARIANT) AS nv, \
+             named_struct('p', CAST(NULL AS INT)) AS s",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        rows,
+        serde_json::json!([{
+            "a": 1, "b": null, "n": "NaN", "i": "-Infinity", "f": 1.5,
+            "v": {"x": [1, null]}, "nv": null, "s": {"p": null}
+        }])
+    );
+}
+
+/// At a terminal, Ctrl-C stops the running statement and the prompt goes on; the history
+/// is saved after every statement, so a killed session keeps it (issue 27, item 1).
+#[test]
+fn ctrl_c_cancels_the_running_statement() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut terminal) = Terminal::start("ctrl_c_cancels_the_running_statement", dir.path()) else {
+        return;
+    };
+    terminal.wait_for("hp> ", 1);
+    terminal.type_in("SELECT count(*) FROM generate_series(1, 1000000000000) AS t(v) WHERE v % 7 = 3;\n");
+    std::thread::sleep(Duration::from_millis(1500));
+    terminal.type_in("\x03");
+    terminal.wait_for("Cancelled", 1);
+    terminal.wait_for("hp> ", 2);
+    terminal.type_in("SELECT 7 AS seven;\n");
+    terminal.wait_for("seven\r\n7", 1);
+    // Killed, not quit: the history is already saved.
+    let history = dir.path().join(".hidden_partitions_history");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&history).is_ok_and(|h| h.contains("SELECT 7 AS seven;")) {
+        assert!(Instant::now() < deadline, "history not saved");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    terminal.child.kill().unwrap();
+    let _ = terminal.finish();
+    let history = std::fs::read_to_string(&history).unwrap();
+    assert!(history.starts_with("SELECT count(*) FROM generate_series"), "{history}");
+}
+
+/// An `http://` S3 endpoint without `aws_allow_http=true` says to set it, instead of
+/// failing every request with "HTTP error: builder error" (issue 27, item 13).
+#[test]
+fn a_plain_http_endpoint_needs_allow_http() {
+    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .args([
+            "--warehouse",
+            "s3://bucket/wh",
+            "--storage-option",
+            "aws_endpoint=http://127.0.0.1:9",
+            "--storage-option",
+            "aws_access_key_id=k",
+            "--storage-option",
+            "aws_secret_access_key=s",
+            "--storage-option",
+            "aws_region=us-east-1",
+            "-c",
+            "SHOW TABLES",
+        ])
+        .env_remove("AWS_ALLOW_HTTP")
+        .output()
+        .expect("binary runs");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("plain HTTP") && err.contains("aws_allow_http=true"),
+        "{err}"
+    );
 }

@@ -123,7 +123,8 @@ fn specs(md: &TableMetadata) -> Result<RecordBatch> {
                     .field_by_id(f.source_id)
                     .map(|c| c.name.as_str())
                     .unwrap_or("?");
-                format!("{}({source}) AS {} [{}]", f.transform, f.name, f.field_id)
+                let call = super::show_create::partition_call(f, source);
+                format!("{call} AS {} [{}]", super::show_create::ident(&f.name), f.field_id)
             })
             .collect::<Vec<_>>()
             .join(", ")

@@ -52,15 +52,21 @@ fn partition_fields(partition: &PartitionSpec, spec: &TableSpec) -> Vec<String> 
         .collect()
 }
 
-/// One partition field in SQL, with `AS name` unless the name is the default.
-pub fn partition_field(f: &PartitionField, source: &str) -> String {
+/// A partition field's transform of `source` as SQL writes it:
+/// `region`, `bucket(8, id)`, `day(ts)`.
+pub fn partition_call(f: &PartitionField, source: &str) -> String {
     let column = ident(source);
-    let call = match &f.transform {
+    match &f.transform {
         Transform::Identity => column,
         Transform::Bucket(n) => format!("bucket({n}, {column})"),
         Transform::Truncate(w) => format!("truncate({w}, {column})"),
         other => format!("{other}({column})"),
-    };
+    }
+}
+
+/// One partition field in SQL, with `AS name` unless the name is the default.
+pub fn partition_field(f: &PartitionField, source: &str) -> String {
+    let call = partition_call(f, source);
     if f.name == PartitionSpec::default_name(&f.transform, source) {
         call
     } else {
@@ -107,7 +113,7 @@ fn sql_type(t: &Type) -> String {
 }
 
 /// A name as SQL: bare when it is a lower-case identifier and no keyword, quoted otherwise.
-fn ident(name: &str) -> String {
+pub fn ident(name: &str) -> String {
     let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && name
             .chars()

@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod history;
+pub mod json_values;
 pub mod output;
 pub mod progress;
 pub mod repl;
@@ -10,4 +11,4 @@ pub mod run;
 pub mod statement_end;
 pub mod variant_text;
 
-pub use output::{OutputFormat, write_result};
+pub use output::{NullText, OutputFormat, write_result};

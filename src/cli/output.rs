@@ -5,8 +5,9 @@ use std::io::Write;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::csv::WriterBuilder;
-use datafusion::arrow::json::ArrayWriter;
-use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::arrow::json::writer::{JsonArray, WriterBuilder as JsonWriterBuilder};
+use datafusion::arrow::util::display::FormatOptions;
+use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
 
 use super::variant_text::{display_batch, display_schema};
 use crate::error::Result;
@@ -17,14 +18,29 @@ pub enum OutputFormat {
     /// Boxed table, as datafusion-cli prints it
     #[default]
     Table,
-    /// Header line then rows; NULL is an empty field
+    /// Header line then rows; NULL is an empty field (see --null-value);
+    /// lists, structs and maps as JSON text
     Csv,
-    /// One JSON array of objects per statement
+    /// One JSON array of objects per statement, every key in every row
     Json,
 }
 
+/// How NULL prints in table and CSV output (`--null-value`; JSON prints `null`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NullText(pub &'static str);
+
 /// Write one statement's result. Statements without columns print nothing.
 pub fn write_result(out: &mut dyn Write, result: &StatementResult, format: OutputFormat) -> Result<()> {
+    write_result_with(out, result, format, NullText::default())
+}
+
+/// [`write_result`] with NULL printed as `null` in table and CSV output.
+pub fn write_result_with(
+    out: &mut dyn Write,
+    result: &StatementResult,
+    format: OutputFormat,
+    null: NullText,
+) -> Result<()> {
     if result.schema.fields().is_empty() {
         return Ok(());
     }
@@ -36,18 +52,25 @@ pub fn write_result(out: &mut dyn Write, result: &StatementResult, format: Outpu
     };
     match format {
         OutputFormat::Table => {
-            writeln!(out, "{}", pretty_format_batches(&batches)?).map_err(io)?;
+            let options = FormatOptions::default().with_null(null.0);
+            writeln!(out, "{}", pretty_format_batches_with_options(&batches, &options)?).map_err(io)?;
         }
         OutputFormat::Csv => {
-            let mut writer = WriterBuilder::new().with_header(true).build(&mut *out);
+            let mut writer = WriterBuilder::new()
+                .with_header(true)
+                .with_null(null.0.to_string())
+                .build(&mut *out);
             for b in &batches {
-                writer.write(b)?;
+                writer.write(&super::json_values::nested_as_json_text(b)?)?;
             }
         }
         OutputFormat::Json => {
             let mut buf = Vec::new();
             {
-                let mut writer = ArrayWriter::new(&mut buf);
+                let mut writer = JsonWriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .with_encoder_factory(super::json_values::factory())
+                    .build::<_, JsonArray>(&mut buf);
                 for b in &batches {
                     writer.write(b)?;
                 }

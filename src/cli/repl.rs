@@ -22,13 +22,13 @@ use rustyline::error::ReadlineError;
 
 use super::commands::{Command, HELP, describe, list_tables};
 use super::history;
-use super::output::{OutputFormat, write_result};
+use super::output::write_result_with;
 use super::run::{Printing, print_elapsed, run_sql};
 use super::statement_end::{is_blank, is_complete};
 use crate::error::Result;
 
 /// Run the prompt until `\q` or the end of input; returns the exit status.
-pub async fn run(ctx: &SessionContext, format: OutputFormat) -> i32 {
+pub async fn run(ctx: &SessionContext, printing: Printing) -> i32 {
     let interactive = std::io::stdin().is_terminal();
     let mut input = match Input::new(interactive) {
         Ok(i) => i,
@@ -37,7 +37,7 @@ pub async fn run(ctx: &SessionContext, format: OutputFormat) -> i32 {
             return 1;
         }
     };
-    let mut printing = Printing { format, timing: false };
+    let mut printing = printing;
     let mut buf = String::new();
     let status = loop {
         let prompt = if is_blank(&buf) { "hp> " } else { "  -> " };
@@ -74,7 +74,11 @@ pub async fn run(ctx: &SessionContext, format: OutputFormat) -> i32 {
             }
             let sql = std::mem::take(&mut buf);
             input.remember(sql.trim());
-            run_sql(ctx, &sql, printing).await
+            if interactive {
+                cancellable(run_sql(ctx, &sql, printing)).await
+            } else {
+                run_sql(ctx, &sql, printing).await
+            }
         };
         if !ok && !interactive {
             break 1;
@@ -86,6 +90,20 @@ pub async fn run(ctx: &SessionContext, format: OutputFormat) -> i32 {
         return 1;
     }
     status
+}
+
+/// Run `statement` until it ends or Ctrl-C stops it (dropping it cancels
+/// its scans and writes; the prompt goes on). Returns whether it succeeded.
+async fn cancellable(statement: impl std::future::Future<Output = bool>) -> bool {
+    tokio::select! {
+        ok = statement => ok,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!(
+                "Cancelled. (A write stopped while its commit was under way may still have committed: query the table to see.)"
+            );
+            false
+        }
+    }
 }
 
 /// Run a command other than `\q`; returns whether it succeeded.
@@ -108,7 +126,7 @@ async fn run_command(ctx: &SessionContext, command: Command, printing: &mut Prin
     let printed = results.and_then(|results| {
         let mut out = std::io::stdout().lock();
         for r in &results {
-            write_result(&mut out, r, printing.format)?;
+            write_result_with(&mut out, r, printing.format, printing.null)?;
         }
         if printing.timing {
             print_elapsed(&mut out, started);
@@ -183,7 +201,8 @@ impl Input {
         }
     }
 
-    /// Add a statement or command to the history (at a terminal).
+    /// Add a statement or command to the history (at a terminal), and save
+    /// it at once: a session that is killed keeps its history.
     fn remember(&mut self, entry: &str) {
         if let Input::Terminal { editor, entries, .. } = self
             && !entry.is_empty()
@@ -191,6 +210,7 @@ impl Input {
             let _ = editor.add_history_entry(entry);
             entries.push(entry.to_string());
         }
+        self.save_history();
     }
 
     fn save_history(&self) {

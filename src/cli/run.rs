@@ -1,16 +1,17 @@
 //! Running SQL text statement by statement, as `-c`, `-f` and the prompt do:
-//! each result is printed as soon as its statement has run, so the output of
-//! the statements before a failing one is kept, and nothing after it runs.
+//! each statement is parsed and run in turn and its result printed as soon
+//! as it has run, so the output of the statements before a failing one
+//! (a syntax error included) is kept, and nothing after it runs.
 
 use std::io::Write;
 use std::time::Instant;
 
 use datafusion::prelude::SessionContext;
 
-use super::output::{OutputFormat, write_result};
+use super::output::{NullText, OutputFormat, write_result_with};
 use super::progress::Progress;
 use crate::error::Result;
-use crate::sql::{execute_statement, parse_statements};
+use crate::sql::{execute_statement, parse_each};
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, Default)]
@@ -18,6 +19,8 @@ pub struct Printing {
     pub format: OutputFormat,
     /// Print `Elapsed 0.012 s` after each statement (the prompt's `\timing`).
     pub timing: bool,
+    /// How NULL prints in table and CSV output.
+    pub null: NullText,
 }
 
 /// Run the statements of `sql` in order, printing results on stdout and the
@@ -44,13 +47,14 @@ pub fn error_text(e: &crate::error::Error) -> String {
 }
 
 async fn run(ctx: &SessionContext, sql: &str, printing: Printing) -> Result<()> {
-    for statement in parse_statements(sql)? {
+    for statement in parse_each(sql) {
+        let statement = statement?;
         let started = Instant::now();
         let progress = Progress::start();
         let result = execute_statement(ctx, statement).await;
         progress.finish();
         let mut out = std::io::stdout().lock();
-        write_result(&mut out, &result?, printing.format)?;
+        write_result_with(&mut out, &result?, printing.format, printing.null)?;
         if printing.timing {
             print_elapsed(&mut out, started);
         }

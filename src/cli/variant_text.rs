@@ -70,7 +70,12 @@ fn display_field(field: &FieldRef) -> FieldRef {
         DataType::LargeList(item) => DataType::LargeList(display_field(item)),
         other => other.clone(),
     };
-    Arc::new(Field::new(field.name(), data_type, field.is_nullable()))
+    let display = Field::new(field.name(), data_type, field.is_nullable());
+    if is_variant_field(field) {
+        // JSON output embeds the text as the value it is.
+        return Arc::new(super::json_values::json_text_field(display));
+    }
+    Arc::new(display)
 }
 
 /// The column with its variants as text, or as it is where they do not decode.

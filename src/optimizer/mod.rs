@@ -2,13 +2,16 @@
 //! planning (see [`pruning_rule`]); run-time pruning with dynamic filters
 //! lives in the scan node (`provider::scan_exec`). Also the analyzer rule
 //! that records DELETE / UPDATE statements as written for the table
-//! ([`dml_check`]), and the one that keeps decimal literals beside floats
-//! from turning float columns into decimals ([`float_literals`]).
+//! ([`dml_check`]), the one that keeps decimal literals beside floats
+//! from turning float columns into decimals ([`float_literals`]), and the
+//! one that refuses comparing or ordering VARIANT values ([`variant_order`]).
 
 pub mod dml_check;
 pub mod float_literals;
 pub mod pruning_rule;
+pub mod variant_order;
 
 pub use dml_check::{DML_CHECK_NAME, DmlCheck};
 pub use float_literals::{DecimalLiteralsBesideFloats, FLOAT_LITERALS_NAME};
 pub use pruning_rule::{PartitionPruningRule, RULE_NAME};
+pub use variant_order::{VARIANT_ORDER_NAME, VariantOrder};

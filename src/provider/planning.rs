@@ -137,13 +137,19 @@ pub fn filter_pushdown(
         .collect())
 }
 
-/// A time-travel timestamp: RFC 3339 (`2024-05-01T12:00:00Z`) or
-/// `2024-05-01 12:00:00[.fff]` in UTC, as milliseconds since the epoch.
+/// A time-travel timestamp: RFC 3339 (`2024-05-01T12:00:00Z`),
+/// `2024-05-01 12:00:00[.fff]` or `2024-05-01T12:00:00[.fff]` in UTC, or a
+/// date (its midnight, UTC), as milliseconds since the epoch.
 pub fn parse_timestamp_ms(s: &str) -> Option<i64> {
+    let naive = |format: &str| chrono::NaiveDateTime::parse_from_str(s, format).map(|t| t.and_utc().timestamp_millis());
     chrono::DateTime::parse_from_rfc3339(s)
         .map(|t| t.timestamp_millis())
+        .or_else(|_| naive("%Y-%m-%d %H:%M:%S%.f"))
+        .or_else(|_| naive("%Y-%m-%dT%H:%M:%S%.f"))
+        // A date is its first moment (UTC), as Spark reads `TIMESTAMP AS OF '2024-05-01'`.
         .or_else(|_| {
-            chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f").map(|t| t.and_utc().timestamp_millis())
+            chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+                .map(|d| d.and_hms_opt(0, 0, 0).map_or(0, |t| t.and_utc().timestamp_millis()))
         })
         .ok()
 }

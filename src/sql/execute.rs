@@ -113,7 +113,11 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
         },
         Statement::ExplainFiles { query, analyze } => explain_files(ctx, &query, analyze).await,
         Statement::AlterPartition { table, change } => alter_partition(ctx, &table, change).await,
-        Statement::AddColumn { table, definition } => add_column(ctx, &table, &definition).await,
+        Statement::AddColumn {
+            table,
+            definition,
+            if_not_exists,
+        } => add_column(ctx, &table, &definition, if_not_exists).await,
         Statement::RenameColumn { table, from, to } => {
             load_warehouse_table(ctx, &table)
                 .await?
@@ -284,9 +288,22 @@ fn collect_scans(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<ScanReport>) {
 
 /// `ALTER TABLE t ADD COLUMN …`: the column type is planned by DataFusion
 /// (so every SQL type and `NOT NULL` mean the same as in CREATE TABLE).
-async fn add_column(ctx: &SessionContext, table: &str, definition: &str) -> Result<StatementResult> {
+async fn add_column(
+    ctx: &SessionContext,
+    table: &str,
+    definition: &str,
+    if_not_exists: bool,
+) -> Result<StatementResult> {
     let field = column_definition(ctx, definition).await?;
     let provider = load_warehouse_table(ctx, table).await?;
+    // IF NOT EXISTS: a column of that name, whatever its type, is enough.
+    if if_not_exists
+        && datafusion::catalog::TableProvider::schema(&provider)
+            .field_with_name(field.name())
+            .is_ok()
+    {
+        return Ok(StatementResult::empty());
+    }
     provider.table().add_column(&field).await?;
     Ok(StatementResult::empty())
 }

@@ -9,4 +9,4 @@ pub mod timestamp_precision;
 pub mod transform_list;
 
 pub use execute::{StatementResult, execute_sql, execute_statement};
-pub use statement::{Statement, parse_statements};
+pub use statement::{Statement, parse_each, parse_statements};

@@ -36,8 +36,13 @@ pub enum Statement {
     ExplainFiles { query: String, analyze: bool },
     /// `ALTER TABLE t ADD | DROP | REPLACE PARTITION FIELD …`.
     AlterPartition { table: String, change: PartitionChange },
-    /// `ALTER TABLE t ADD COLUMN name type`: `definition` is `name type`.
-    AddColumn { table: String, definition: String },
+    /// `ALTER TABLE t ADD COLUMN [IF NOT EXISTS] name type`: `definition`
+    /// is `name type`.
+    AddColumn {
+        table: String,
+        definition: String,
+        if_not_exists: bool,
+    },
     /// `ALTER TABLE t DROP COLUMN name`.
     DropColumn { table: String, column: String },
     /// `ALTER TABLE t RENAME COLUMN a TO b`.
@@ -95,6 +100,51 @@ pub struct CreateTable {
     pub sql: String,
     pub partitioned_by: Vec<PartitionItem>,
     pub location: Option<String>,
+}
+
+/// The statements of `sql` in order, each parsed on its own (as psql and
+/// datafusion-cli do): one that does not parse is an `Err` in its place,
+/// after the statements before it. Text that cannot even be split (an
+/// unterminated string or comment) ends the list with its error, after
+/// the complete statements before it.
+pub fn parse_each(sql: &str) -> Vec<Result<Statement>> {
+    let tokens = match Tokenizer::new(&GenericDialect {}, sql).tokenize_with_location() {
+        Ok(tokens) => tokens,
+        Err(e) => {
+            let cut = LineOffsets::new(sql).byte(e.location);
+            let error = Error::Invalid(format!("SQL syntax error: {e}"));
+            // The statements that end before it tokenize on their own.
+            let head = match Tokenizer::new(&GenericDialect {}, &sql[..cut]).tokenize_with_location() {
+                Ok(head) => {
+                    let offsets = LineOffsets::new(sql);
+                    head.iter()
+                        .rev()
+                        .find(|t| t.token == Token::SemiColon)
+                        .map(|t| offsets.byte(t.span.end))
+                }
+                Err(_) => None,
+            };
+            let mut out = head.map(|end| parse_each(&sql[..end])).unwrap_or_default();
+            out.push(Err(error));
+            return out;
+        }
+    };
+    let offsets = LineOffsets::new(sql);
+    let mut out = Vec::new();
+    let mut start = 0;
+    let ends = tokens
+        .iter()
+        .filter(|t| t.token == Token::SemiColon)
+        .map(|t| offsets.byte(t.span.end))
+        .chain([sql.len()]);
+    for end in ends {
+        match parse_statements(&sql[start..end]) {
+            Ok(statements) => out.extend(statements.into_iter().map(Ok)),
+            Err(e) => out.push(Err(e)),
+        }
+        start = end;
+    }
+    out
 }
 
 /// Split `sql` into statements and classify each. Statements end at `;`
@@ -183,10 +233,12 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
     if !is_create_table {
         return Ok(Statement::Other(text.to_string()));
     }
-    // Find our clauses at parenthesis depth 0.
+    // Find our clauses at parenthesis depth 0, before the query (`AS …`),
+    // each at most once.
     let mut depth = 0i32;
     let mut cut: Vec<(usize, usize)> = Vec::new();
     let mut partitioned_by = Vec::new();
+    let mut partitioned = false;
     let mut location = None;
     let mut k = 0;
     while k < significant.len() {
@@ -194,10 +246,16 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
         match &tokens[i].token {
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && w.quote_style.is_none() && w.keyword == Keyword::AS => break,
             Token::Word(w) if depth == 0 && w.quote_style.is_none() => {
                 if w.keyword == Keyword::PARTITIONED
                     && significant.get(k + 1).map(|&j| keyword(&tokens[j].token)) == Some(Some(Keyword::BY))
                 {
+                    if std::mem::replace(&mut partitioned, true) {
+                        return Err(syntax(
+                            "PARTITIONED BY is given twice; give one list of partition fields",
+                        ));
+                    }
                     let open = *significant
                         .get(k + 2)
                         .ok_or_else(|| syntax("PARTITIONED BY needs a list in parentheses"))?;
@@ -215,6 +273,9 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
                     continue;
                 }
                 if w.keyword == Keyword::LOCATION {
+                    if location.is_some() {
+                        return Err(syntax("LOCATION is given twice; a table has one location"));
+                    }
                     let v = *significant
                         .get(k + 1)
                         .ok_or_else(|| syntax("LOCATION needs a quoted path"))?;
@@ -255,13 +316,20 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
     if !name.is_empty()
         && action == Some(Keyword::ADD)
         && toks.get(k + 1).and_then(|t| keyword(t)) == Some(Keyword::COLUMN)
-        && let Some(&first) = significant.get(k + 2)
     {
-        let definition = tokens[first..].iter().map(|t| t.token.to_string()).collect::<String>();
-        return Ok(Some(Statement::AddColumn {
-            table: name,
-            definition: definition.trim().to_string(),
-        }));
+        let if_not_exists = [Keyword::IF, Keyword::NOT, Keyword::EXISTS]
+            .iter()
+            .enumerate()
+            .all(|(n, kw)| toks.get(k + 2 + n).and_then(|t| keyword(t)) == Some(*kw));
+        let skip = if if_not_exists { 5 } else { 2 };
+        if let Some(&first) = significant.get(k + skip) {
+            let definition = tokens[first..].iter().map(|t| t.token.to_string()).collect::<String>();
+            return Ok(Some(Statement::AddColumn {
+                table: name,
+                definition: definition.trim().to_string(),
+                if_not_exists,
+            }));
+        }
     }
     let column_name = |t: Option<&&Token>| match t {
         Some(Token::Word(w)) if w.quote_style.is_some() => Some(w.value.clone()),
@@ -701,7 +769,8 @@ mod tests {
             stmts[0],
             Statement::AddColumn {
                 table: "t".into(),
-                definition: "c INT".into()
+                definition: "c INT".into(),
+                if_not_exists: false,
             }
         );
         assert!(matches!(&stmts[1], Statement::AlterColumnType { definition, .. } if definition == "c BIGINT"));

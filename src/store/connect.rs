@@ -187,6 +187,19 @@ pub fn build_store(place: &StoreLocation, options: &StorageOptions) -> Result<Ar
             for (k, v) in options.for_store::<AmazonS3ConfigKey>() {
                 b = b.with_config(k, v);
             }
+            // Else every request fails with "HTTP error: builder error".
+            let allow_http = AmazonS3ConfigKey::Client(object_store::ClientConfigKey::AllowHttp);
+            if let Some(endpoint) = b.get_config_value(&AmazonS3ConfigKey::Endpoint)
+                && endpoint.to_ascii_lowercase().starts_with("http://")
+                && !b
+                    .get_config_value(&allow_http)
+                    .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            {
+                return Err(Error::Invalid(format!(
+                    "cannot set up the S3 store for {}: the endpoint {endpoint} is plain HTTP, which needs --storage-option aws_allow_http=true (or AWS_ALLOW_HTTP=true)",
+                    place.url()
+                )));
+            }
             Arc::new(b.build().map_err(failed)?)
         }
         Scheme::Gcs => {
