@@ -21,8 +21,8 @@ pub enum Error {
     /// A table that does not exist.
     #[error("table not found: {0}")]
     TableNotFound(String),
-    /// A table that already exists.
-    #[error("table already exists: {0}")]
+    /// A table that already exists; the message says which and how.
+    #[error("{0}")]
     TableExists(String),
     /// The table was dropped while a statement was writing to it.
     #[error("table {0} was dropped while this statement ran; nothing was committed")]

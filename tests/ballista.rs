@@ -283,6 +283,8 @@ async fn an_executor_that_cannot_reach_the_store_fails_the_query_clearly() {
         &[
             "--storage-option".into(),
             format!("aws_endpoint=http://127.0.0.1:{closed}"),
+            "--storage-option".into(),
+            "aws_allow_http=true".into(),
         ],
     );
     let remote = hidden_partitions::ballista::remote(cluster.url(), open())

@@ -697,3 +697,56 @@ fn a_plain_http_endpoint_needs_allow_http() {
         "{err}"
     );
 }
+
+/// S3 without credentials says so, and where they are looked for, instead of "access
+/// denied … PUT http://169.254.169.254/latest/api/token" (issue 27, item 13).
+#[test]
+fn s3_without_credentials_says_where_they_are_looked_for() {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"));
+    for var in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_PROFILE",
+    ] {
+        command.env_remove(var);
+    }
+    let o = command
+        .args([
+            "--warehouse",
+            "s3://bucket/wh",
+            "--storage-option",
+            "aws_endpoint=http://127.0.0.1:9",
+            "--storage-option",
+            "aws_allow_http=true",
+            "--storage-option",
+            "aws_region=us-east-1",
+            // The instance metadata service, where nothing answers.
+            "--storage-option",
+            "aws_metadata_endpoint=http://127.0.0.1:9",
+            "-c",
+            "SHOW TABLES",
+        ])
+        .output()
+        .expect("binary runs");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("no AWS credentials were found") && err.contains("AWS_ACCESS_KEY_ID"),
+        "{err}"
+    );
+}
+
+/// Creating a table that exists says so once (issue 27, item 8).
+#[test]
+fn the_duplicate_table_message_says_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(dir.path(), &["-c", "CREATE TABLE t (a INT); CREATE TABLE t (a INT)"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.matches("already exists").count(), 1, "{err}");
+    assert!(err.contains("table t already exists"), "{err}");
+}

@@ -109,16 +109,19 @@ async fn temporal_partitions_use_human_readable_directories() {
     let ctx = session(dir.path()).await.unwrap();
     execute_sql(
         &ctx,
-        "CREATE TABLE t (ts TIMESTAMP) PARTITIONED BY (year(ts), month(ts), day(ts), hour(ts));
-         INSERT INTO t VALUES (TIMESTAMP '1969-12-31 23:59:59.999999')",
+        // One time transform per column (Iceberg's rule), so four columns.
+        "CREATE TABLE t (y TIMESTAMP, m TIMESTAMP, d TIMESTAMP, ts TIMESTAMP)
+           PARTITIONED BY (year(y), month(m), day(d), hour(ts));
+         INSERT INTO t VALUES (TIMESTAMP '1969-12-31 23:59:59.999999', TIMESTAMP '1969-12-31 23:59:59.999999',
+           TIMESTAMP '1969-12-31 23:59:59.999999', TIMESTAMP '1969-12-31 23:59:59.999999')",
     )
     .await
     .unwrap();
     let root = dir.path().join("t").join("data");
     let path = root
-        .join("ts_year=1969")
-        .join("ts_month=1969-12")
-        .join("ts_day=1969-12-31")
+        .join("y_year=1969")
+        .join("m_month=1969-12")
+        .join("d_day=1969-12-31")
         .join("ts_hour=1969-12-31-23");
     assert!(path.is_dir(), "{:?}", dirs(&root));
 }

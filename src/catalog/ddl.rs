@@ -482,7 +482,7 @@ impl WarehouseSchema {
 /// check and its commit.
 fn created_meanwhile(name: &str) -> Error {
     Error::TableExists(format!(
-        "{name} (another statement created it while this one ran; nothing was committed)"
+        "table {name} already exists: another statement created it while this one ran; nothing was committed"
     ))
 }
 

@@ -274,7 +274,7 @@ impl Warehouse {
         {
             Ok(())
         } else {
-            Err(Error::TableExists(name.to_string()))
+            Err(Error::TableExists(format!("table {name} already exists")))
         }
     }
 

@@ -20,6 +20,10 @@ use crate::transform::Transform;
 /// First partition field id of a table.
 pub const FIRST_PARTITION_FIELD_ID: i32 = 1000;
 
+/// The longest partition field name (as a directory name) a spec takes: a
+/// path component holds 255 bytes, the name and `=` and the value.
+pub const MAX_PARTITION_NAME_BYTES: usize = 200;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionField {
     #[serde(rename = "field-id")]
@@ -103,6 +107,15 @@ impl PartitionSpec {
     /// Check names are unique and sources exist and accept their transforms.
     pub fn validate(&self, schema: &Schema) -> Result<()> {
         for (i, f) in self.fields.iter().enumerate() {
+            // `<name>=<value>` is one directory name (255 bytes on most file
+            // systems): leave the value room.
+            let directory = crate::values::hive::escape(&f.name).len();
+            if directory > MAX_PARTITION_NAME_BYTES {
+                return invalid!(
+                    "partition field name {:?} is {directory} bytes as a directory name, and at most {MAX_PARTITION_NAME_BYTES} leave room for its values in a path component (255 bytes); give it a shorter name with AS",
+                    f.name
+                );
+            }
             if self.fields[..i].iter().any(|g| g.name.eq_ignore_ascii_case(&f.name)) {
                 return invalid!("duplicate partition field name {:?}", f.name);
             }
@@ -112,6 +125,23 @@ impl PartitionSpec {
             {
                 return invalid!(
                     "partition field {:?} repeats the transform {} of the same column",
+                    f.name,
+                    f.transform
+                );
+            }
+            let time =
+                |t: &Transform| matches!(t, Transform::Year | Transform::Month | Transform::Day | Transform::Hour);
+            if let Some(g) = self.fields[..i]
+                .iter()
+                .find(|g| g.source_id == f.source_id && time(&g.transform) && time(&f.transform))
+            {
+                let column = schema
+                    .field_by_id(f.source_id)
+                    .map_or_else(|| format!("field {}", f.source_id), |c| format!("{:?}", c.name));
+                return invalid!(
+                    "partition fields {:?} ({}) and {:?} ({}) are redundant: Iceberg allows one of year, month, day and hour per column, and both are on column {column}; keep one",
+                    g.name,
+                    g.transform,
                     f.name,
                     f.transform
                 );

@@ -56,6 +56,7 @@ pub async fn with_partitioning(
     let Ok(provider) = ctx.table_provider(name).await else {
         return Ok(batches);
     };
+    let batches = variants_as_variant(batches, &provider.schema())?;
     let Some(table) = provider.downcast_ref::<HiddenPartitionsTable>() else {
         return Ok(batches);
     };
@@ -92,4 +93,51 @@ pub async fn with_partitioning(
     let mut batches = batches;
     batches.push(extra);
     Ok(batches)
+}
+
+/// DESCRIBE rows with `VARIANT` as the type of variant columns (DataFusion
+/// shows the struct that holds them), as `\d` and SHOW CREATE TABLE say.
+fn variants_as_variant(
+    batches: Vec<RecordBatch>,
+    schema: &datafusion::arrow::datatypes::SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    use datafusion::arrow::array::{Array, AsArray};
+    let variants: Vec<&str> = schema
+        .fields()
+        .iter()
+        .filter(|f| crate::variant::is_variant_field(f))
+        .map(|f| f.name().as_str())
+        .collect();
+    if variants.is_empty() {
+        return Ok(batches);
+    }
+    batches
+        .into_iter()
+        .map(|b| {
+            if b.num_columns() < 2
+                || b.schema()
+                    .fields()
+                    .iter()
+                    .take(2)
+                    .any(|f| f.data_type() != &DataType::Utf8)
+            {
+                return Ok(b);
+            }
+            let names = b.column(0).as_string::<i32>();
+            let types = b.column(1).as_string::<i32>();
+            let fixed: StringArray = (0..b.num_rows())
+                .map(|row| {
+                    let variant = names.is_valid(row) && variants.contains(&names.value(row));
+                    if variant {
+                        Some("VARIANT")
+                    } else {
+                        types.is_valid(row).then(|| types.value(row))
+                    }
+                })
+                .collect();
+            let mut columns = b.columns().to_vec();
+            columns[1] = Arc::new(fixed);
+            Ok(RecordBatch::try_new(b.schema(), columns)?)
+        })
+        .collect()
 }

@@ -489,7 +489,7 @@ impl TableLocation {
     pub async fn create(&self, metadata: &TableMetadata) -> Result<Versioned> {
         let (version, _) = self
             .commit_doc(|base| match base.and_then(Loaded::table) {
-                Some(_) => Err(Error::TableExists(self.url())),
+                Some(_) => Err(Error::TableExists(format!("a table already exists at {}", self.url()))),
                 None => Ok(VersionDoc::Table(metadata.clone())),
             })
             .await?;

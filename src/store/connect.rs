@@ -277,7 +277,14 @@ pub fn describe_error(e: &object_store::Error) -> String {
         _ => full.clone(),
     };
     let denied = ["403", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch"];
-    if text.contains("NoSuchBucket") {
+    // The last place object_store looks for AWS credentials is the instance
+    // metadata service (a token from `…/latest/api/token`).
+    let no_credentials = ["/latest/api/token", "/latest/meta-data/iam", "169.254.169.254"];
+    if no_credentials.iter().any(|n| text.contains(n)) {
+        format!(
+            "no AWS credentials were found: they are looked for in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or --storage-option aws_access_key_id=… and aws_secret_access_key=…), then a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE), then the instance metadata service, which did not give any ({text})"
+        )
+    } else if text.contains("NoSuchBucket") {
         format!("the bucket does not exist ({text})")
     } else if denied.iter().any(|d| text.contains(d)) {
         format!("access denied, check the credentials ({text})")
