@@ -53,6 +53,12 @@ pub async fn execute_sql(ctx: &SessionContext, sql: &str) -> Result<Vec<Statemen
     Ok(results)
 }
 
+fn is_insert(sql: &str) -> bool {
+    sql.trim_start()
+        .get(..6)
+        .is_some_and(|w| w.eq_ignore_ascii_case("insert"))
+}
+
 /// Run one parsed statement.
 pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Result<StatementResult> {
     match statement {
@@ -65,7 +71,10 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
                     batches,
                 })
             }
-            None => run_datafusion(ctx, &text).await,
+            None => match run_datafusion(ctx, &text).await {
+                Err(e) if is_insert(&text) => Err(super::insert_errors::explain(ctx, &text, e).await),
+                result => result,
+            },
         },
         Statement::CreateTable(create) => create_table(ctx, create).await,
         Statement::Tag {

@@ -3,6 +3,7 @@
 
 pub mod describe;
 pub mod execute;
+pub mod insert_errors;
 pub mod literals;
 pub mod statement;
 pub mod timestamp_precision;
