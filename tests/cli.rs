@@ -668,30 +668,35 @@ fn ctrl_c_cancels_the_running_statement() {
     assert!(history.starts_with("SELECT count(*) FROM generate_series"), "{history}");
 }
 
+/// The error of `SHOW TABLES` on an S3 warehouse at a closed local port with `options`
+/// (`--storage-option` values), with the variables `unset` removed.
+fn s3_error(options: &[&str], unset: &[&str]) -> String {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"));
+    for var in unset {
+        command.env_remove(var);
+    }
+    command.args([
+        "--warehouse",
+        "s3://bucket/wh",
+        "--storage-option",
+        "aws_endpoint=http://127.0.0.1:9",
+    ]);
+    for option in options {
+        command.args(["--storage-option", option]);
+    }
+    let o = command.args(["-c", "SHOW TABLES"]).output().expect("binary runs");
+    assert!(!o.status.success());
+    stderr(&o)
+}
+
 /// An `http://` S3 endpoint without `aws_allow_http=true` says to set it, instead of
 /// failing every request with "HTTP error: builder error" (issue 27, item 13).
 #[test]
 fn a_plain_http_endpoint_needs_allow_http() {
-    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
-        .args([
-            "--warehouse",
-            "s3://bucket/wh",
-            "--storage-option",
-            "aws_endpoint=http://127.0.0.1:9",
-            "--storage-option",
-            "aws_access_key_id=k",
-            "--storage-option",
-            "aws_secret_access_key=s",
-            "--storage-option",
-            "aws_region=us-east-1",
-            "-c",
-            "SHOW TABLES",
-        ])
-        .env_remove("AWS_ALLOW_HTTP")
-        .output()
-        .expect("binary runs");
-    assert!(!o.status.success());
-    let err = stderr(&o);
+    let err = s3_error(
+        &["aws_access_key_id=k", "aws_secret_access_key=s", "aws_region=us-east-1"],
+        &["AWS_ALLOW_HTTP"],
+    );
     assert!(
         err.contains("plain HTTP") && err.contains("aws_allow_http=true"),
         "{err}"
@@ -702,38 +707,23 @@ fn a_plain_http_endpoint_needs_allow_http() {
 /// denied … PUT http://169.254.169.254/latest/api/token" (issue 27, item 13).
 #[test]
 fn s3_without_credentials_says_where_they_are_looked_for() {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"));
-    for var in [
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_PROFILE",
-    ] {
-        command.env_remove(var);
-    }
-    let o = command
-        .args([
-            "--warehouse",
-            "s3://bucket/wh",
-            "--storage-option",
-            "aws_endpoint=http://127.0.0.1:9",
-            "--storage-option",
+    let err = s3_error(
+        // The instance metadata service too is where nothing answers.
+        &[
             "aws_allow_http=true",
-            "--storage-option",
             "aws_region=us-east-1",
-            // The instance metadata service, where nothing answers.
-            "--storage-option",
             "aws_metadata_endpoint=http://127.0.0.1:9",
-            "-c",
-            "SHOW TABLES",
-        ])
-        .output()
-        .expect("binary runs");
-    assert!(!o.status.success());
-    let err = stderr(&o);
+        ],
+        &[
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+            "AWS_PROFILE",
+        ],
+    );
     assert!(
         err.contains("no AWS credentials were found") && err.contains("AWS_ACCESS_KEY_ID"),
         "{err}"

@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringBuilder};
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float32Type, Float64Type, Schema};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray, RecordBatch, StringBuilder};
+use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Field, FieldRef, Float32Type, Float64Type, Schema};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::json::writer::{Encoder, EncoderFactory, EncoderOptions, NullableEncoder, make_encoder};
 
@@ -64,25 +64,19 @@ impl EncoderFactory for OurJson {
             let text = array.as_string::<i32>();
             return Ok(Some(NullableEncoder::new(Box::new(Raw(text)), nulls)));
         }
-        let non_finite = match array.data_type() {
-            DataType::Float32 => array
-                .as_primitive::<Float32Type>()
-                .iter()
-                .flatten()
-                .any(|v| !v.is_finite()),
-            DataType::Float64 => array
-                .as_primitive::<Float64Type>()
-                .iter()
-                .flatten()
-                .any(|v| !v.is_finite()),
-            _ => false,
+        // Arrow's own encoder for the finite values, ours for the others.
+        let encoder: Box<dyn Encoder + 'a> = match array.data_type() {
+            DataType::Float32 => match Floats::of(array.as_primitive::<Float32Type>(), field, array)? {
+                Some(floats) => Box::new(floats),
+                None => return Ok(None),
+            },
+            DataType::Float64 => match Floats::of(array.as_primitive::<Float64Type>(), field, array)? {
+                Some(floats) => Box::new(floats),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
         };
-        if !non_finite {
-            return Ok(None);
-        }
-        // Arrow's own encoder for the finite values.
-        let finite = make_encoder(field, array, &PLAIN)?;
-        Ok(Some(NullableEncoder::new(Box::new(Floats { array, finite }), nulls)))
+        Ok(Some(NullableEncoder::new(encoder, nulls)))
     }
 }
 
@@ -108,18 +102,35 @@ impl Encoder for Raw<'_> {
 }
 
 /// Floats: non-finite ones as strings, the others as Arrow writes them.
-struct Floats<'a> {
-    array: &'a dyn Array,
+struct Floats<'a, T: ArrowPrimitiveType> {
+    values: &'a PrimitiveArray<T>,
     finite: NullableEncoder<'a>,
 }
 
-impl Encoder for Floats<'_> {
+impl<'a, T: ArrowPrimitiveType> Floats<'a, T>
+where
+    T::Native: Into<f64>,
+{
+    /// `None` when every value is finite: Arrow's encoder does.
+    fn of(
+        values: &'a PrimitiveArray<T>,
+        field: &'a FieldRef,
+        array: &'a dyn Array,
+    ) -> std::result::Result<Option<Self>, ArrowError> {
+        if values.iter().flatten().all(|v| v.into().is_finite()) {
+            return Ok(None);
+        }
+        let finite = make_encoder(field, array, &PLAIN)?;
+        Ok(Some(Self { values, finite }))
+    }
+}
+
+impl<T: ArrowPrimitiveType> Encoder for Floats<'_, T>
+where
+    T::Native: Into<f64>,
+{
     fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
-        let v = match self.array.data_type() {
-            DataType::Float32 => f64::from(self.array.as_primitive::<Float32Type>().value(idx)),
-            _ => self.array.as_primitive::<Float64Type>().value(idx),
-        };
-        match v {
+        match self.values.value(idx).into() {
             v if v.is_nan() => out.extend_from_slice(b"\"NaN\""),
             v if v == f64::INFINITY => out.extend_from_slice(b"\"Infinity\""),
             v if v == f64::NEG_INFINITY => out.extend_from_slice(b"\"-Infinity\""),

@@ -124,14 +124,13 @@ async fn write_both(
     };
     let root = location.iceberg_root();
     // Another engine's v2 table stays v2.
-    let v3_table = location.manifest_source.as_ref().is_some_and(|s| s.writes_iceberg_v3());
-    if iceberg_only && !v3_table && crate::spec::iceberg_json::spec_needs_v3(spec) {
+    let v3 = location.manifest_source.as_ref().is_some_and(|s| s.writes_iceberg_v3());
+    if iceberg_only && !v3 && crate::spec::iceberg_json::spec_needs_v3(spec) {
         return crate::invalid!(
             "table {} is an Iceberg format version 2 table, and a column type of it (VARIANT or a nanosecond timestamp) needs version 3; nothing was written",
             location.url()
         );
     }
-    let v3 = v3_table;
     // Specs with a type no Iceberg version has get no twin (docs/FORMAT.md).
     let twin = if crate::spec::iceberg_json::spec_has_iceberg_types(spec) {
         Some(

@@ -80,8 +80,12 @@ pub fn spec_needs_v3(spec: &TableSpec) -> bool {
 }
 
 fn spec_version(spec: &TableSpec) -> Option<u32> {
-    spec.schema
-        .fields
+    fields_version(&spec.schema.fields)
+}
+
+/// The highest [`type_version`] of `fields`, `None` if one has none.
+fn fields_version(fields: &[crate::spec::types::NestedField]) -> Option<u32> {
+    fields
         .iter()
         .try_fold(FORMAT_VERSION, |v, f| Some(v.max(type_version(&f.field_type)?)))
 }
@@ -99,9 +103,7 @@ pub fn type_version(t: &Type) -> Option<u32> {
         Type::Primitive(PrimitiveType::TimeNs) => None,
         Type::Primitive(PrimitiveType::TimestampNs | PrimitiveType::TimestampTzNs) | Type::Variant => Some(ICEBERG_V3),
         Type::Primitive(_) => Some(FORMAT_VERSION),
-        Type::Struct(fields) => fields
-            .iter()
-            .try_fold(FORMAT_VERSION, |v, f| Some(v.max(type_version(&f.field_type)?))),
+        Type::Struct(fields) => fields_version(fields),
         Type::List { element, .. } => type_version(element),
         Type::Map { key, value, .. } => max(type_version(key), type_version(value)),
     }

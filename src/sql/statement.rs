@@ -108,42 +108,28 @@ pub struct CreateTable {
 /// unterminated string or comment) ends the list with its error, after
 /// the complete statements before it.
 pub fn parse_each(sql: &str) -> Vec<Result<Statement>> {
-    let tokens = match Tokenizer::new(&GenericDialect {}, sql).tokenize_with_location() {
-        Ok(tokens) => tokens,
-        Err(e) => {
-            let cut = LineOffsets::new(sql).byte(e.location);
-            let error = Error::Invalid(format!("SQL syntax error: {e}"));
-            // The statements that end before it tokenize on their own.
-            let head = match Tokenizer::new(&GenericDialect {}, &sql[..cut]).tokenize_with_location() {
-                Ok(head) => {
-                    let offsets = LineOffsets::new(sql);
-                    head.iter()
-                        .rev()
-                        .find(|t| t.token == Token::SemiColon)
-                        .map(|t| offsets.byte(t.span.end))
-                }
-                Err(_) => None,
-            };
-            let mut out = head.map(|end| parse_each(&sql[..end])).unwrap_or_default();
-            out.push(Err(error));
-            return out;
-        }
+    if let Ok(each) = split(sql) {
+        return each;
+    }
+    // It does not tokenize: the statements that end before the place where
+    // it stops tokenizing run, then its error.
+    let error = match Tokenizer::new(&GenericDialect {}, sql).tokenize_with_location() {
+        Ok(_) => return split(sql).unwrap_or_else(|e| vec![Err(e)]),
+        Err(e) => e,
     };
     let offsets = LineOffsets::new(sql);
-    let mut out = Vec::new();
-    let mut start = 0;
-    let ends = tokens
-        .iter()
-        .filter(|t| t.token == Token::SemiColon)
-        .map(|t| offsets.byte(t.span.end))
-        .chain([sql.len()]);
-    for end in ends {
-        match parse_statements(&sql[start..end]) {
-            Ok(statements) => out.extend(statements.into_iter().map(Ok)),
-            Err(e) => out.push(Err(e)),
-        }
-        start = end;
-    }
+    let cut = offsets.byte(error.location);
+    let head_end = Tokenizer::new(&GenericDialect {}, &sql[..cut])
+        .tokenize_with_location()
+        .ok()
+        .and_then(|head| {
+            head.iter()
+                .rev()
+                .find(|t| t.token == Token::SemiColon)
+                .map(|t| offsets.byte(t.span.end))
+        });
+    let mut out = head_end.map(|end| parse_each(&sql[..end])).unwrap_or_default();
+    out.push(Err(Error::Invalid(format!("SQL syntax error: {error}"))));
     out
 }
 
@@ -151,6 +137,12 @@ pub fn parse_each(sql: &str) -> Vec<Result<Statement>> {
 /// tokens, so a `;` in a string, quoted identifier or comment does not split;
 /// comments after a statement's last token are not part of it.
 pub fn parse_statements(sql: &str) -> Result<Vec<Statement>> {
+    split(sql)?.into_iter().collect()
+}
+
+/// The statements of `sql`, each classified on its own; an error for text
+/// that does not tokenize.
+fn split(sql: &str) -> Result<Vec<Result<Statement>>> {
     let sql = &*super::literals::exponents_as_doubles(sql)?;
     let tokens = Tokenizer::new(&GenericDialect {}, sql)
         .tokenize_with_location()
@@ -163,7 +155,7 @@ pub fn parse_statements(sql: &str) -> Result<Vec<Statement>> {
             let stmt = &tokens[start..i];
             // A trailing `-- comment` would swallow what our rewrites append.
             if let Some(last) = stmt.iter().rposition(|t| !is_trivia(&t.token)) {
-                out.push(classify(sql, &stmt[..=last], &offsets)?);
+                out.push(classify(sql, &stmt[..=last], &offsets));
             }
             start = i + 1;
         }

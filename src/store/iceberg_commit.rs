@@ -105,11 +105,14 @@ impl TableLocation {
             self.delete_quietly(written).await;
             return Err(e);
         }
+        // Row ids given by the lists of this commit, for manifests that an
+        // older snapshot written now shares with a newer one.
+        let mut assigned = HashMap::new();
         for index in 0..md.snapshots.len() {
             if md.snapshots[index].manifest_list.is_some() {
                 continue;
             }
-            let result = self.write_list(md, index).await;
+            let result = self.write_list(md, index, &mut assigned).await;
             match result {
                 Ok(path) => written.push(path),
                 Err(e) => {
@@ -192,12 +195,17 @@ impl TableLocation {
         Ok(())
     }
 
-    async fn write_list(&self, md: &mut TableMetadata, index: usize) -> Result<Path> {
+    async fn write_list(
+        &self,
+        md: &mut TableMetadata,
+        index: usize,
+        assigned: &mut HashMap<String, i64>,
+    ) -> Result<Path> {
         let snapshot = &mut md.snapshots[index];
         for manifest in &mut snapshot.manifests {
             assign_sequence_number(manifest, snapshot.snapshot_id, snapshot.sequence_number)?;
         }
-        assign_row_ids(md, index)?;
+        assign_row_ids(md, index, assigned)?;
         let snapshot = &md.snapshots[index];
         let entries = snapshot
             .manifests
@@ -277,17 +285,13 @@ fn twin_of(manifest: &ManifestFile) -> Result<&IcebergManifest> {
 /// lists without a `first_row_id` gets the next range, as long as its rows
 /// (files that have their own row ids, survivors of a rewrite, are counted
 /// too: a range may have gaps, never overlaps). A manifest already given
-/// one by another snapshot of this commit keeps it. Nothing for v2 tables.
-fn assign_row_ids(md: &mut TableMetadata, index: usize) -> Result<()> {
+/// one by another snapshot of this commit (`assigned`, by manifest path)
+/// keeps it; a manifest kept from a committed snapshot carries its own.
+/// Nothing for v2 tables.
+fn assign_row_ids(md: &mut TableMetadata, index: usize, assigned: &mut HashMap<String, i64>) -> Result<()> {
     let Some(first) = md.next_row_id else {
         return Ok(());
     };
-    let assigned: HashMap<String, i64> = md
-        .snapshots
-        .iter()
-        .flat_map(|s| &s.manifests)
-        .filter_map(|m| Some((m.path.clone(), m.iceberg.as_ref()?.first_row_id?)))
-        .collect();
     let snapshot = &mut md.snapshots[index];
     let mut slots = Vec::with_capacity(snapshot.manifests.len());
     for manifest in &mut snapshot.manifests {
@@ -301,6 +305,11 @@ fn assign_row_ids(md: &mut TableMetadata, index: usize) -> Result<()> {
         slots.push((&mut twin.first_row_id, rows));
     }
     let next = crate::iceberg::manifest_list::assign_row_id_ranges(first, slots)?;
+    for m in &snapshot.manifests {
+        if let Some(id) = m.iceberg.as_ref().and_then(|t| t.first_row_id) {
+            assigned.insert(m.path.clone(), id);
+        }
+    }
     snapshot.first_row_id = Some(first);
     snapshot.added_rows = Some(next - first);
     md.next_row_id = Some(next);
