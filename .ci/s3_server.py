@@ -3,7 +3,8 @@
 moto checks `If-None-Match: *` and then writes, which two threads could
 interleave; serializing requests makes put-if-absent atomic, as on S3.
 
-Usage: s3_server.py PORT BUCKET   (prints "ready" once BUCKET exists)
+Usage: s3_server.py PORT BUCKET   (prints "ready" once BUCKET and BUCKET-other exist;
+the second bucket is for statements that name another bucket of the same store)
 """
 import sys
 import threading
@@ -32,12 +33,14 @@ if __name__ == "__main__":
     server = make_server("127.0.0.1", port, serialized, threaded=True, request_handler=MotoRequestHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    boto3.client(
+    client = boto3.client(
         "s3",
         endpoint_url=f"http://127.0.0.1:{port}",
         aws_access_key_id="hp-test-key",
         aws_secret_access_key="hp-test-secret",
         region_name="us-east-1",
-    ).create_bucket(Bucket=bucket)
+    )
+    for name in (bucket, f"{bucket}-other"):
+        client.create_bucket(Bucket=name)
     print("ready", flush=True)
     thread.join()

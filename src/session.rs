@@ -170,6 +170,7 @@ impl SessionContextExt for SessionContext {
         self.runtime_env()
             .register_object_store(warehouse.store_url.as_ref(), Arc::clone(&warehouse.store));
         let ws = Arc::new(WarehouseSchema::new(warehouse, self.runtime_env()));
+        ws.attach_session(self.state_weak_ref());
         // One LIST of the warehouse root: the table names, and the check
         // that the store can be reached at all.
         ws.refresh().await?;

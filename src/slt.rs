@@ -178,6 +178,12 @@ impl S3Server {
     pub fn prefix(&self, name: &str) -> String {
         format!("s3://{}/{name}-{}", self.bucket, uuid::Uuid::new_v4())
     }
+
+    /// A fresh prefix in the server's second bucket, `<bucket>-other`
+    /// (created by `.ci/s3_server.py` beside the first).
+    pub fn other_bucket_prefix(&self, name: &str) -> String {
+        format!("s3://{}-other/{name}-{}", self.bucket, uuid::Uuid::new_v4())
+    }
 }
 
 /// Say loudly that a test did not run for lack of the S3 server.

@@ -740,3 +740,84 @@ fn the_duplicate_table_message_says_it_once() {
     assert_eq!(err.matches("already exists").count(), 1, "{err}");
     assert!(err.contains("table t already exists"), "{err}");
 }
+
+/// Views and external tables outlive the process that made them (item 11
+/// of the SQL/CLI issue), a relative LOCATION means the same file from
+/// another directory, and DROP removes only the definition.
+#[test]
+fn views_and_external_tables_outlive_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("people.csv"), "id,name\n1,ann\n2,bob\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .current_dir(dir.path())
+        .args(["--warehouse", "wh", "-c"])
+        .arg(
+            "CREATE TABLE t (id INT, p VARCHAR) PARTITIONED BY (p); INSERT INTO t VALUES (1, 'x');
+             CREATE VIEW v AS SELECT id, p FROM t WHERE id > 0;
+             CREATE EXTERNAL TABLE people STORED AS CSV LOCATION 'data/people.csv' OPTIONS ('format.has_header' 'true')",
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Another process, another directory.
+    let o = run(
+        &wh,
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "INSERT INTO t VALUES (2, 'y')",
+            "-c",
+            "SELECT * FROM v ORDER BY id",
+            "-c",
+            "SELECT name FROM people ORDER BY id",
+            "-c",
+            "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "count\n1\nid,p\n1,x\n2,y\nname\nann\nbob\ntable_name,table_type\npeople,BASE TABLE\nt,BASE TABLE\nv,VIEW\n"
+    );
+    let o = run(&wh, &["-c", "DROP VIEW v; DROP TABLE people"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        data.join("people.csv").exists(),
+        "DROP TABLE of an external table keeps its files"
+    );
+    let o = run(&wh, &["--format", "csv", "-c", "SHOW TABLES"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stdout(&o).contains(",v,") && !stdout(&o).contains("people"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// `SELECT … FROM 'file.csv'` reads a file, so loading a CSV into a
+/// partitioned table is one statement.
+#[test]
+fn files_are_read_by_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("events.csv");
+    std::fs::write(&csv, "id,day\n1,2026-01-01\n2,2026-01-02\n").unwrap();
+    let wh = dir.path().join("wh");
+    let o = run(
+        &wh,
+        &[
+            "--format",
+            "csv",
+            "-c",
+            &format!(
+                "CREATE TABLE ev PARTITIONED BY (day) AS SELECT id, day FROM '{}'; SELECT count(*) AS n FROM \"ev$partitions\"",
+                csv.display()
+            ),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n2\n");
+}

@@ -137,6 +137,40 @@ async fn external_tables_and_copy_share_the_warehouse_store() {
     assert_eq!(count(&ctx, "SELECT count(*) FROM l").await, 2);
 }
 
+/// `--storage-option` reaches every bucket of the store a statement names,
+/// not only the warehouse's: COPY TO, an external table (stored, so a second
+/// process finds it) and a file read by its URL.
+#[test]
+fn storage_options_reach_another_bucket() {
+    let Some(s3) = server("storage_options_reach_another_bucket") else {
+        return;
+    };
+    let wh = s3.prefix("other-bucket");
+    let other = s3.other_bucket_prefix("exported");
+    let o = cli(
+        &s3,
+        &wh,
+        &format!(
+            "COPY (SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS v(id, s)) TO '{other}/part.parquet' STORED AS PARQUET;
+             CREATE EXTERNAL TABLE e STORED AS PARQUET LOCATION '{other}/';
+             SELECT count(*) AS n FROM e"
+        ),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "count\n2\nn\n2\n");
+    let o = cli(
+        &s3,
+        &wh,
+        &format!("SELECT id FROM e WHERE s = 'b'; SELECT count(*) AS n FROM '{other}/part.parquet'; DROP TABLE e"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "id\n2\nn\n2\n");
+    // DROP TABLE of an external table keeps its files.
+    let o = cli(&s3, &wh, &format!("SELECT count(*) AS n FROM '{other}/part.parquet'"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "n\n2\n");
+}
+
 #[tokio::test]
 async fn bad_input_is_a_clear_error_without_secrets() {
     let Some(s3) = server("bad_input_is_a_clear_error_without_secrets") else {

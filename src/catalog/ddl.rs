@@ -213,6 +213,21 @@ impl WarehouseSchema {
     ) -> Result<Option<Option<CreatePlan>>> {
         let existing = self.entry(name).await?;
         let live = is_live(&existing.location).await?;
+        if let Some(definition) = self.warehouse().definition(name).await? {
+            if mode == CreateMode::IfNotExists {
+                return Ok(Some(None));
+            }
+            return Err(Error::TableExists(format!(
+                "{name} is {} {}; {} {name} first",
+                if definition.kind == super::definitions::DefinitionKind::View {
+                    "a"
+                } else {
+                    "an"
+                },
+                definition.kind.noun(),
+                definition.kind.drop_statement()
+            )));
+        }
         let other = self.has_other(name);
         if live || other {
             match mode {
@@ -392,6 +407,28 @@ impl WarehouseSchema {
 
     /// `DROP TABLE name [PURGE]`: what it found and did.
     pub async fn drop_table(&self, name: &str, purge_files: bool) -> Result<Dropped> {
+        if check_table_name(name).is_ok()
+            && let Some(definition) = self.warehouse().definition(name).await?
+        {
+            use super::definitions::DefinitionKind;
+            if definition.kind == DefinitionKind::View {
+                return crate::invalid!("{name} is a view; DROP VIEW {name} drops it");
+            }
+            if purge_files {
+                return crate::invalid!(
+                    "DROP TABLE {name} PURGE: {name} is an external table, whose files hidden-partitions never deletes; use DROP TABLE {name} to unregister it"
+                );
+            }
+            self.warehouse()
+                .remove_definition(name, DefinitionKind::External)
+                .await?;
+            self.set_definition(name, None);
+            if self.has_other(name) {
+                use datafusion::catalog::SchemaProvider;
+                self.deregister_table(name)?;
+            }
+            return Ok(Dropped::Table);
+        }
         if self.has_other(name) {
             use datafusion::catalog::SchemaProvider;
             if purge_files && let Some(t) = self.table(name).await? {

@@ -1,6 +1,7 @@
 //! The warehouse catalog: finding tables by name, creating and dropping them.
 
 pub mod ddl;
+pub mod definitions;
 pub mod information_schema;
 pub mod metadata_tables;
 pub mod namespace;

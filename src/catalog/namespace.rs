@@ -34,10 +34,11 @@ use crate::error::{Error, Result};
 impl WarehouseSchema {
     /// The schema of namespace `name` of this warehouse (not yet registered).
     fn namespace_schema(&self, name: &str) -> Arc<WarehouseSchema> {
-        Arc::new(WarehouseSchema::new(
-            self.warehouse().namespace(name),
-            Arc::clone(self.runtime()),
-        ))
+        let schema = WarehouseSchema::new(self.warehouse().namespace(name), Arc::clone(self.runtime()));
+        if let Some(session) = self.session_weak() {
+            schema.attach_session(session);
+        }
+        Arc::new(schema)
     }
 
     /// Register every namespace of this warehouse (found by the last
@@ -156,7 +157,9 @@ pub async fn drop_schema(ctx: &SessionContext, name: &str, if_exists: bool, casc
         )));
     }
     for table in &tables {
-        ws.drop_table(table, false).await?;
+        if !ws.drop_stored_view(table).await? {
+            ws.drop_table(table, false).await?;
+        }
     }
     let Some(parent) = warehouse_of(catalog.as_ref()) else {
         return Err(Error::Invalid(format!("schema {schema_name} has lost its warehouse")));

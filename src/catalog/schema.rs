@@ -14,6 +14,9 @@ use datafusion::catalog::{SchemaProvider, TableProvider};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnv;
 
+use datafusion::execution::SessionState;
+
+use super::definitions::{DefinitionKind, SessionLink};
 use super::metadata_tables::metadata_table;
 use super::read_only::ReadOnly;
 use super::warehouse::{Warehouse, check_table_name};
@@ -31,7 +34,12 @@ pub struct WarehouseSchema {
     names: RwLock<BTreeSet<String>>,
     /// Directories of the last listing that may be namespaces (`<ns>.db`).
     namespace_dirs: RwLock<Vec<String>>,
+    /// Views and external tables stored with the warehouse (last listing,
+    /// and those created or dropped since).
+    definitions: RwLock<HashMap<String, DefinitionKind>>,
     others: RwLock<HashMap<String, Arc<dyn TableProvider>>>,
+    /// The session that plans the stored definitions and URL tables.
+    session: SessionLink,
 }
 
 impl WarehouseSchema {
@@ -41,7 +49,40 @@ impl WarehouseSchema {
             runtime,
             names: RwLock::default(),
             namespace_dirs: RwLock::default(),
+            definitions: RwLock::default(),
             others: RwLock::default(),
+            session: SessionLink::default(),
+        }
+    }
+
+    /// Plan stored views, external tables and URL tables in the session
+    /// whose state this is (see `SessionContext::state_weak_ref`).
+    pub fn attach_session(&self, state: std::sync::Weak<parking_lot::RwLock<SessionState>>) {
+        self.session.attach(state);
+    }
+
+    /// The attached session, weakly.
+    pub fn session_weak(&self) -> Option<std::sync::Weak<parking_lot::RwLock<SessionState>>> {
+        self.session.weak()
+    }
+
+    /// A copy of the attached session's current state.
+    pub fn session_state(&self) -> Option<SessionState> {
+        self.session.state()
+    }
+
+    /// Whether `name` is a stored view or external table (as last seen).
+    pub fn definition_kind(&self, name: &str) -> Option<DefinitionKind> {
+        self.definitions.read().ok()?.get(name).copied()
+    }
+
+    /// Note that `name` is now stored as `kind` (`None`: no longer).
+    pub fn set_definition(&self, name: &str, kind: Option<DefinitionKind>) {
+        if let Ok(mut guard) = self.definitions.write() {
+            match kind {
+                Some(kind) => guard.insert(name.to_string(), kind),
+                None => guard.remove(name),
+            };
         }
     }
 
@@ -51,7 +92,7 @@ impl WarehouseSchema {
 
     /// Re-read the list of tables from storage.
     pub async fn refresh(&self) -> crate::error::Result<()> {
-        let (names, namespace_dirs) = match self.warehouse.list().await {
+        let listing = match self.warehouse.list().await {
             Ok(listed) => listed,
             Err(Error::ObjectStore(e)) => {
                 return Err(Error::Invalid(format!(
@@ -63,10 +104,13 @@ impl WarehouseSchema {
             Err(e) => return Err(e),
         };
         if let Ok(mut guard) = self.names.write() {
-            *guard = names.into_iter().collect();
+            *guard = listing.tables.into_iter().collect();
         }
         if let Ok(mut guard) = self.namespace_dirs.write() {
-            *guard = namespace_dirs;
+            *guard = listing.namespaces;
+        }
+        if let Ok(mut guard) = self.definitions.write() {
+            *guard = listing.definitions.into_iter().collect();
         }
         Ok(())
     }
@@ -112,6 +156,10 @@ impl WarehouseSchema {
         match self.load_table_as_stored(name).await {
             Err(Error::Format(problem)) => Err(Error::Format(format!(
                 "table {name}: {problem}; DROP TABLE {name} ends the table (keeping its files)"
+            ))),
+            Err(Error::ObjectStore(e)) => Err(Error::Invalid(format!(
+                "table {name} cannot be read: {}",
+                crate::store::connect::describe_error(&e)
             ))),
             other => other,
         }
@@ -193,12 +241,47 @@ impl WarehouseSchema {
     /// listing; reading the table itself says what is wrong.
     pub async fn table_for_listing(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         match SchemaProvider::table(self, name).await {
-            Err(e) => match Error::from(e) {
-                Error::Format(_) if self.names.read().map(|n| n.contains(name)).unwrap_or(false) => Ok(None),
-                e => Err(e.into()),
-            },
+            Err(_) if self.is_listed(name) => Ok(None),
             found => found,
         }
+    }
+
+    /// Whether the last listing (or a statement since) found `name` as a
+    /// table, view or external table of this warehouse.
+    fn is_listed(&self, name: &str) -> bool {
+        self.names.read().map(|n| n.contains(name)).unwrap_or(false) || self.definition_kind(name).is_some()
+    }
+
+    /// A stored view or external table `name`, planned in the session.
+    async fn stored_definition(&self, name: &str) -> crate::error::Result<Option<Arc<dyn TableProvider>>> {
+        if check_table_name(name).is_err() || self.is_planning(name) {
+            return Ok(None);
+        }
+        let Some(definition) = self.warehouse.definition(name).await? else {
+            self.set_definition(name, None);
+            return Ok(None);
+        };
+        self.set_definition(name, Some(definition.kind));
+        let provider = self.definition_provider(name, &definition).await?;
+        if definition.kind == DefinitionKind::External
+            && let Ok(mut others) = self.others.write()
+        {
+            others.insert(name.to_string(), Arc::clone(&provider));
+        }
+        Ok(Some(provider))
+    }
+
+    /// `SELECT * FROM 'data.csv'` (DataFusion's URL tables): a name that is
+    /// a file's path or URL, read as a listing table.
+    async fn url_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if !super::definitions::looks_like_file(name) {
+            return Ok(None);
+        }
+        let Some(state) = self.session_state() else {
+            return Ok(None);
+        };
+        crate::sql::stores::register_stores(self, &format!("'{}'", name.replace('\'', "''")));
+        Ok(Some(super::definitions::url_table(&state, name).await?))
     }
 
     pub fn has_other(&self, name: &str) -> bool {
@@ -212,6 +295,9 @@ impl SchemaProvider for WarehouseSchema {
         let mut names: BTreeSet<String> = self.names.read().map(|n| n.clone()).unwrap_or_default();
         if let Ok(others) = self.others.read() {
             names.extend(others.keys().cloned());
+        }
+        if let Ok(definitions) = self.definitions.read() {
+            names.extend(definitions.keys().cloned());
         }
         names.into_iter().collect()
     }
@@ -254,10 +340,13 @@ impl SchemaProvider for WarehouseSchema {
             let mem = metadata_table(&t.table().location, t.metadata(), kind).await?;
             return Ok(Some(Arc::new(ReadOnly::new(Arc::new(mem), name, table))));
         }
-        Ok(self
-            .load_table(name)
-            .await?
-            .map(|t| Arc::new(t) as Arc<dyn TableProvider>))
+        if let Some(t) = self.load_table(name).await? {
+            return Ok(Some(Arc::new(t)));
+        }
+        if let Some(t) = self.stored_definition(name).await? {
+            return Ok(Some(t));
+        }
+        self.url_table(name).await
     }
 
     fn register_table(&self, name: String, table: Arc<dyn TableProvider>) -> Result<Option<Arc<dyn TableProvider>>> {
@@ -306,16 +395,19 @@ impl SchemaProvider for WarehouseSchema {
     /// table, so one damaged table does not hide every other one; reading
     /// it reports what is wrong.
     async fn table_type(&self, name: &str) -> Result<Option<datafusion::logical_expr::TableType>> {
+        use datafusion::logical_expr::TableType;
+        if self.definition_kind(name) == Some(DefinitionKind::View) && !self.has_other(name) {
+            // Listed without planning the view (SHOW TABLES stays one LIST).
+            return Ok(Some(TableType::View));
+        }
         match self.table(name).await {
             Ok(t) => Ok(t.map(|t| t.table_type())),
-            Err(_) if self.names.read().map(|n| n.contains(name)).unwrap_or(false) => {
-                Ok(Some(datafusion::logical_expr::TableType::Base))
-            }
+            Err(_) if self.is_listed(name) => Ok(Some(TableType::Base)),
             Err(e) => Err(e),
         }
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.has_other(name) || self.names.read().map(|n| n.contains(name)).unwrap_or(false)
+        self.has_other(name) || self.is_listed(name)
     }
 }

@@ -8,6 +8,7 @@
 //! |                            | the file holds the table's URL                    |
 //! | `<ns>.db/.namespace`       | namespace (schema) `<ns>` (see `catalog::namespace`); |
 //! | `<ns>.db/<name>/metadata/…`| its tables, laid out as above                     |
+//! | `<name>.view`, `<name>.external` | a view / external table (see `catalog::definitions`) |
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
+use super::definitions::{DefinitionKind, definition_name};
 use crate::error::{Error, Result};
 use crate::invalid;
 use crate::store::TableLocation;
@@ -28,6 +30,17 @@ const LINK_SUFFIX: &str = ".location";
 pub const NAMESPACE_SUFFIX: &str = ".db";
 /// The object that makes `<name>.db/` a namespace.
 const NAMESPACE_MARKER: &str = ".namespace";
+
+/// What one LIST of a warehouse root finds.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// Tables stored inside or linked (`<name>.location`).
+    pub tables: Vec<String>,
+    /// Directories `<name>.db` that may be namespaces.
+    pub namespaces: Vec<String>,
+    /// Stored views and external tables.
+    pub definitions: Vec<(String, DefinitionKind)>,
+}
 
 /// A warehouse: where its tables live, how to reach the stores, and what
 /// the session has already read.
@@ -74,6 +87,14 @@ pub fn check_table_name(name: &str) -> Result<()> {
     check_directory_name("table", name)?;
     if name.to_ascii_lowercase().ends_with(LINK_SUFFIX) {
         return invalid!("invalid table name {name:?}: names ending in {LINK_SUFFIX:?} are the warehouse's own files");
+    }
+    for kind in super::definitions::DefinitionKind::ALL {
+        if name.to_ascii_lowercase().ends_with(kind.suffix()) {
+            return invalid!(
+                "invalid table name {name:?}: names ending in {:?} are the warehouse's own files",
+                kind.suffix()
+            );
+        }
     }
     if name.to_ascii_lowercase().ends_with(NAMESPACE_SUFFIX) {
         return invalid!(
@@ -208,12 +229,13 @@ impl Warehouse {
 
     /// Names of all tables (in the warehouse and linked).
     pub async fn list_tables(&self) -> Result<Vec<String>> {
-        Ok(self.list().await?.0)
+        Ok(self.list().await?.tables)
     }
 
-    /// One LIST of the root: the names of all tables, and of the
-    /// directories that may be namespaces (`<name>.db`, markers unchecked).
-    pub async fn list(&self) -> Result<(Vec<String>, Vec<String>)> {
+    /// One LIST of the root: the names of all tables, of the stored views
+    /// and external tables, and of the directories that may be namespaces
+    /// (`<name>.db`, markers unchecked).
+    pub async fn list(&self) -> Result<Listing> {
         let listing = self.store.list_with_delimiter(Some(&self.root)).await?;
         let dirs: Vec<String> = listing
             .common_prefixes
@@ -237,7 +259,21 @@ impl Warehouse {
         names.retain(|n| check_table_name(n).is_ok());
         names.sort();
         names.dedup();
-        Ok((names, namespaces))
+        let mut definitions: Vec<(String, DefinitionKind)> = listing
+            .objects
+            .iter()
+            .filter_map(|o| {
+                let (name, kind) = definition_name(o.location.filename()?)?;
+                Some((name.to_string(), kind))
+            })
+            .filter(|(n, _)| check_table_name(n).is_ok())
+            .collect();
+        definitions.sort();
+        Ok(Listing {
+            tables: names,
+            namespaces,
+            definitions,
+        })
     }
 
     /// Every linked table: its name and the URL it lives at.

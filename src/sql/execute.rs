@@ -32,7 +32,7 @@ pub struct StatementResult {
 }
 
 impl StatementResult {
-    fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         Self {
             schema: Arc::new(ArrowSchema::empty()),
             batches: Vec::new(),
@@ -71,12 +71,22 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
                     batches,
                 })
             }
-            None => match run_datafusion(ctx, &text).await {
+            None => match {
+                if let Some(ws) = default_warehouse(ctx)
+                    && let Some(ws) = ws.downcast_ref::<WarehouseSchema>()
+                {
+                    super::stores::register_stores(ws, &text);
+                }
+                run_datafusion(ctx, &text).await
+            } {
                 Err(e) if is_insert(&text) => Err(super::insert_errors::explain(ctx, &text, e).await),
                 result => result,
             },
         },
         Statement::CreateTable(create) => create_table(ctx, create).await,
+        Statement::CreateView(text) => super::views::create_view(ctx, &text).await,
+        Statement::DropView(text) => super::views::drop_view(ctx, &text).await,
+        Statement::CreateExternal(text) => super::views::create_external(ctx, &text).await,
         Statement::Tag {
             table,
             tag,
@@ -159,7 +169,7 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
     }
 }
 
-async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<StatementResult> {
+pub(super) async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<StatementResult> {
     let df = ctx.sql(sql).await?;
     let schema = Arc::new(df.schema().as_arrow().clone());
     let batches = df.collect().await?;
@@ -364,7 +374,12 @@ async fn alter_partition(ctx: &SessionContext, table: &str, change: PartitionCha
 }
 
 /// The warehouse schema a table reference resolves to, if any.
-fn warehouse_schema(
+/// The default schema, when it is a warehouse's.
+pub(super) fn default_warehouse(ctx: &SessionContext) -> Option<Arc<dyn datafusion::catalog::SchemaProvider>> {
+    warehouse_schema(ctx, &TableReference::bare(""))
+}
+
+pub(super) fn warehouse_schema(
     ctx: &SessionContext,
     name: &TableReference,
 ) -> Option<Arc<dyn datafusion::catalog::SchemaProvider>> {

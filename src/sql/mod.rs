@@ -6,8 +6,10 @@ pub mod execute;
 pub mod insert_errors;
 pub mod literals;
 pub mod statement;
+pub mod stores;
 pub mod timestamp_precision;
 pub mod transform_list;
+pub mod views;
 
 pub use execute::{StatementResult, execute_sql, execute_statement};
 pub use statement::{Statement, parse_each, parse_statements};

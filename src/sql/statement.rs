@@ -90,6 +90,13 @@ pub enum Statement {
         cascade: bool,
         text: String,
     },
+    /// `CREATE [OR REPLACE] VIEW …`, as written: stored with the warehouse
+    /// when it names a warehouse schema (see `catalog::definitions`).
+    CreateView(String),
+    /// `CREATE [UNBOUNDED] EXTERNAL TABLE …`, as written: likewise.
+    CreateExternal(String),
+    /// `DROP VIEW [IF EXISTS] name`, as written.
+    DropView(String),
     /// Anything else, passed to DataFusion as written.
     Other(String),
 }
@@ -211,6 +218,33 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
         && let Some(alter) = alter_partition(tokens, &significant)?
     {
         return Ok(alter);
+    }
+    let words: Vec<Option<Keyword>> = significant.iter().take(5).map(|&i| keyword(&tokens[i].token)).collect();
+    match words.as_slice() {
+        [Some(Keyword::CREATE), Some(Keyword::VIEW), ..]
+        | [
+            Some(Keyword::CREATE),
+            Some(Keyword::OR),
+            Some(Keyword::REPLACE),
+            Some(Keyword::VIEW),
+            ..,
+        ] => return Ok(Statement::CreateView(text.to_string())),
+        [Some(Keyword::CREATE), Some(Keyword::EXTERNAL), ..]
+        | [
+            Some(Keyword::CREATE),
+            Some(Keyword::UNBOUNDED),
+            Some(Keyword::EXTERNAL),
+            ..,
+        ]
+        | [
+            Some(Keyword::CREATE),
+            Some(Keyword::OR),
+            Some(Keyword::REPLACE),
+            Some(Keyword::EXTERNAL),
+            ..,
+        ] => return Ok(Statement::CreateExternal(text.to_string())),
+        [Some(Keyword::DROP), Some(Keyword::VIEW), ..] => return Ok(Statement::DropView(text.to_string())),
+        _ => {}
     }
     let is_create_table = match kw.as_slice() {
         [Some(Keyword::CREATE), Some(Keyword::TABLE), ..] => true,
@@ -609,13 +643,13 @@ fn syntax(msg: &str) -> Error {
 }
 
 /// Line/column (1-based, columns in chars) → byte offset.
-struct LineOffsets {
+pub(crate) struct LineOffsets {
     lines: Vec<(usize, Vec<usize>)>,
     len: usize,
 }
 
 impl LineOffsets {
-    fn new(sql: &str) -> Self {
+    pub(crate) fn new(sql: &str) -> Self {
         let mut lines = Vec::new();
         let mut start = 0;
         for line in sql.split_inclusive('\n') {
@@ -626,7 +660,7 @@ impl LineOffsets {
         Self { lines, len: sql.len() }
     }
 
-    fn byte(&self, loc: Location) -> usize {
+    pub(crate) fn byte(&self, loc: Location) -> usize {
         let Some((start, cols)) = self.lines.get((loc.line as usize).saturating_sub(1)) else {
             return self.len;
         };
