@@ -133,7 +133,8 @@ impl Warehouse {
     /// Every session of this warehouse also sees the Iceberg table at `dir` as `name`.
     fn with_foreign(mut self, name: &str, dir: &str) -> Self {
         let location = dir.strip_prefix("file://").unwrap_or(dir);
-        self.prelude += &format!("CREATE EXTERNAL TABLE {name} STORED AS ICEBERG LOCATION '{location}'; ");
+        self.prelude +=
+            &format!("CREATE EXTERNAL TABLE IF NOT EXISTS {name} STORED AS ICEBERG LOCATION '{location}'; ");
         self.foreign.insert(name.to_string(), dir.to_string());
         self
     }
@@ -738,7 +739,7 @@ fn a_pyiceberg_table_reads_the_same_in_both_engines_and_ours() {
     // We read what pyiceberg wrote, now and as of its first snapshot.
     let wh = Warehouse::local();
     let register = format!(
-        "CREATE EXTERNAL TABLE ev STORED AS ICEBERG LOCATION '{}'; ",
+        "CREATE EXTERNAL TABLE IF NOT EXISTS ev STORED AS ICEBERG LOCATION '{}'; ",
         metadata.strip_prefix("file://").unwrap()
     );
     let ours = wh.rows(&format!("{register}SELECT * FROM ev"));
@@ -764,7 +765,7 @@ fn a_pyiceberg_table_reads_the_same_in_both_engines_and_ours() {
         assert_eq!(sorted(result["rows"].as_array().unwrap().clone()), expected, "{read:?}");
     }
     let ours = wh.rows(&format!(
-        "CREATE EXTERNAL TABLE types STORED AS ICEBERG LOCATION '{}'; SELECT * FROM types",
+        "CREATE EXTERNAL TABLE IF NOT EXISTS types STORED AS ICEBERG LOCATION '{}'; SELECT * FROM types",
         metadata.strip_prefix("file://").unwrap()
     ));
     assert_eq!(
@@ -1624,7 +1625,7 @@ fn round_trip_with_pyiceberg() {
     let location = made["location"].as_str().unwrap();
     let table_dir = location.strip_prefix("file://").unwrap_or(location).to_string();
     let wh = Warehouse::local();
-    let register = format!("CREATE EXTERNAL TABLE ev STORED AS ICEBERG LOCATION '{table_dir}'; ");
+    let register = format!("CREATE EXTERNAL TABLE IF NOT EXISTS ev STORED AS ICEBERG LOCATION '{table_dir}'; ");
     wh.sql(&format!(
         "{register}
          INSERT INTO ev VALUES (9, TIMESTAMP '2024-01-05 00:00:00', 'ours', 9.99);
@@ -1666,7 +1667,7 @@ fn round_trip_with_pyiceberg() {
     let metadata = appended["metadata"].as_str().unwrap();
     let metadata = metadata.strip_prefix("file://").unwrap_or(metadata);
     let back = wh.rows(&format!(
-        "CREATE EXTERNAL TABLE back STORED AS ICEBERG LOCATION '{metadata}'; SELECT * FROM back"
+        "CREATE EXTERNAL TABLE IF NOT EXISTS back STORED AS ICEBERG LOCATION '{metadata}'; SELECT * FROM back"
     ));
     assert_eq!(back, theirs, "every row once, as pyiceberg reads it");
     let ids: std::collections::BTreeSet<i64> = back.iter().map(|r| r["id"].as_i64().unwrap()).collect();

@@ -415,8 +415,20 @@ impl WarehouseSchema {
                 return crate::invalid!("{name} is a view; DROP VIEW {name} drops it");
             }
             if purge_files {
+                use datafusion::catalog::SchemaProvider;
+                let what = match self
+                    .table(name)
+                    .await
+                    .ok()
+                    .flatten()
+                    .as_ref()
+                    .and_then(crate::formats::as_foreign)
+                {
+                    Some(f) => format!("{} table", crate::formats::a_format(f.format())),
+                    None => "an external table".to_string(),
+                };
                 return crate::invalid!(
-                    "DROP TABLE {name} PURGE: {name} is an external table, whose files hidden-partitions never deletes; use DROP TABLE {name} to unregister it"
+                    "{name} is {what}, whose files hidden-partitions never deletes; use DROP TABLE {name} to unregister it"
                 );
             }
             self.warehouse()

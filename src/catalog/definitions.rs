@@ -65,6 +65,14 @@ impl DefinitionKind {
         }
     }
 
+    /// "a" / "an".
+    pub fn article(self) -> &'static str {
+        match self {
+            DefinitionKind::View => "a",
+            DefinitionKind::External => "an",
+        }
+    }
+
     /// The statement that removes it.
     pub fn drop_statement(self) -> &'static str {
         match self {

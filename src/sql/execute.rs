@@ -392,7 +392,70 @@ pub(super) fn warehouse_schema(
     schema.downcast_ref::<WarehouseSchema>().is_some().then_some(schema)
 }
 
+/// `CREATE TABLE [IF NOT EXISTS] u LIKE t [PARTITIONED BY (…)] [LOCATION '…']`
+/// as the `CREATE TABLE` that makes it: a table of ours gives its columns
+/// (types, NOT NULL) and partitioning (unless the statement gives its own),
+/// any other table its columns, by an empty `AS SELECT`. `None` for other
+/// statements.
+async fn create_like(ctx: &SessionContext, create: &CreateTable) -> Result<Option<CreateTable>> {
+    use datafusion::sql::parser::Statement as DFStatement;
+    use datafusion::sql::sqlparser::ast::{CreateTableLikeKind, Statement as SqlStatement};
+    let state = ctx.state();
+    let Ok(DFStatement::Statement(statement)) =
+        state.sql_to_statement(&create.sql, &state.config_options().sql_parser.dialect)
+    else {
+        return Ok(None);
+    };
+    let SqlStatement::CreateTable(ct) = *statement else {
+        return Ok(None);
+    };
+    let Some(like) = &ct.like else {
+        return Ok(None);
+    };
+    let source = match like {
+        CreateTableLikeKind::Parenthesized(l) | CreateTableLikeKind::Plain(l) => l.name.to_string(),
+    };
+    let target = ct.name.to_string();
+    let prefix = match (ct.or_replace, ct.if_not_exists) {
+        (true, _) => "CREATE OR REPLACE TABLE",
+        (false, true) => "CREATE TABLE IF NOT EXISTS",
+        (false, false) => "CREATE TABLE",
+    };
+    let source_ref = super::statement::table_reference(ctx, &source);
+    let provider = ctx.table_provider(source_ref.clone()).await?;
+    let ours = provider.downcast_ref::<crate::provider::HiddenPartitionsTable>();
+    let mut like = match ours {
+        Some(table) => {
+            let spec = table.metadata().current_spec()?;
+            let text = crate::catalog::show_create::create_statement(None, "like_target", spec, None);
+            let columns = text.split_once('(').map(|(_, rest)| rest).unwrap_or_default();
+            let sql = format!("{prefix} {target} ({columns}");
+            match super::statement::parse_statements(&sql)?.pop() {
+                Some(Statement::CreateTable(c)) => c,
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "CREATE TABLE … LIKE {source}: cannot restate its columns"
+                    )));
+                }
+            }
+        }
+        None => CreateTable {
+            sql: format!("{prefix} {target} AS SELECT * FROM {source} LIMIT 0"),
+            partitioned_by: Vec::new(),
+            location: None,
+        },
+    };
+    if !create.partitioned_by.is_empty() {
+        like.partitioned_by = create.partitioned_by.clone();
+    }
+    like.location = create.location.clone();
+    Ok(Some(like))
+}
+
 async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<StatementResult> {
+    if let Some(like) = create_like(ctx, &create).await? {
+        return Box::pin(create_table(ctx, like)).await;
+    }
     let plan = ctx.state().create_logical_plan(&create.sql).await?;
     let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(cmt)) = plan else {
         // e.g. CREATE TABLE … LIKE: not ours unless our clauses were given.

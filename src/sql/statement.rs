@@ -11,7 +11,9 @@
 //! | `ALTER TABLE t EXECUTE optimize / expire_snapshots / remove_orphan_files …` | hidden-partitions |
 //! | `DROP TABLE [IF EXISTS] t [PURGE]` on a warehouse table (see `catalog::ddl`) | hidden-partitions |
 //! | `CREATE SCHEMA [IF NOT EXISTS] s`, `DROP SCHEMA [IF EXISTS] s [CASCADE]` in a warehouse's catalog (see `catalog::namespace`) | hidden-partitions |
-//! | everything else (`SELECT`, `INSERT`, `CREATE EXTERNAL TABLE`, `COPY`, …) | DataFusion |
+//! | `CREATE TABLE u LIKE t` | hidden-partitions (restated as `t`'s CREATE TABLE) |
+//! | `CREATE [OR REPLACE] VIEW`, `DROP VIEW`, `CREATE EXTERNAL TABLE` in a warehouse schema | hidden-partitions (stored, see `sql::views`) |
+//! | everything else (`SELECT`, `INSERT`, `COPY`, …) | DataFusion |
 //!
 //! Our clauses are cut out of the statement text by token position; the
 //! remaining `CREATE TABLE` is planned by DataFusion, so column types, `NOT

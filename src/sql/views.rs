@@ -29,10 +29,12 @@ async fn existing(ws: &WarehouseSchema, name: &str) -> Result<Option<DefinitionK
     Ok(ws.warehouse().definition(name).await?.map(|d| d.kind))
 }
 
+/// Refuse a name that a table (ours, or one registered in the session) has.
 async fn refuse_table(ws: &WarehouseSchema, name: &str, creating: DefinitionKind) -> Result<()> {
-    if ws.load_table(name).await?.is_some() || (ws.has_other(name) && ws.definition_kind(name).is_none()) {
+    if ws.has_other(name) || ws.load_table(name).await?.is_some() {
         return Err(Error::TableExists(format!(
-            "table {name} already exists; a {} needs another name",
+            "table {name} already exists; {} {} needs another name",
+            creating.article(),
             creating.noun()
         )));
     }
@@ -68,8 +70,11 @@ pub async fn create_view(ctx: &SessionContext, text: &str) -> Result<StatementRe
     }
     let or_replace = cmd.or_replace;
     view_plan(cmd)?;
-    refuse_table(ws, &name, DefinitionKind::View).await?;
-    let replace = match existing(ws, &name).await? {
+    let stored = existing(ws, &name).await?;
+    if stored.is_none() {
+        refuse_table(ws, &name, DefinitionKind::View).await?;
+    }
+    let replace = match stored {
         Some(DefinitionKind::External) => {
             return Err(Error::TableExists(format!(
                 "{name} is an external table; a view needs another name"
@@ -149,8 +154,11 @@ pub async fn create_external(ctx: &SessionContext, text: &str) -> Result<Stateme
     super::stores::register_stores(ws, text);
     let name = cmd.name.table().to_string();
     check_table_name(&name)?;
-    refuse_table(ws, &name, DefinitionKind::External).await?;
-    let replace = match existing(ws, &name).await? {
+    let stored = existing(ws, &name).await?;
+    if stored.is_none() {
+        refuse_table(ws, &name, DefinitionKind::External).await?;
+    }
+    let replace = match stored {
         Some(DefinitionKind::View) => {
             return Err(Error::TableExists(format!(
                 "{name} is a view; an external table needs another name"
