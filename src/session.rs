@@ -122,7 +122,7 @@ pub fn with_hidden_partitions(builder: SessionStateBuilder) -> SessionStateBuild
     let mut builder = builder
         .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
         .with_analyzer_rule(Arc::new(crate::optimizer::DmlCheck))
-        .with_type_planner(Arc::new(crate::variant::VariantTypePlanner));
+        .with_type_planner(Arc::new(crate::sql::type_planner::SqlTypePlanner));
     // `CREATE EXTERNAL TABLE … STORED AS ICEBERG | DELTA`.
     for format in [crate::formats::Format::Iceberg, crate::formats::Format::Delta] {
         builder = builder.with_table_factory(

@@ -12,8 +12,8 @@
 //! | a table registered with `LOCATION` | `LOCATION 's3://…'` |
 //! | table `t` of schema `s` (a namespace of the warehouse) | `CREATE TABLE s.t …` |
 //!
-//! Types without an exact SQL spelling in DataFusion (fixed-size binary,
-//! maps) are rendered as their closest type.
+//! Maps are rendered `MAP(K, V)` (see `sql::type_planner`); fixed-size
+//! binary, which SQL cannot declare, as `BYTEA`.
 
 use crate::spec::{NestedField, PartitionField, PartitionSpec, PrimitiveType, TableSpec, Type};
 use crate::transform::Transform;
@@ -108,7 +108,7 @@ fn sql_type(t: &Type) -> String {
                 .collect();
             format!("STRUCT<{}>", inner.join(", "))
         }
-        Type::Map { key, value, .. } => format!("MAP<{}, {}>", sql_type(key), sql_type(value)),
+        Type::Map { key, value, .. } => format!("MAP({}, {})", sql_type(key), sql_type(value)),
     }
 }
 

@@ -9,6 +9,7 @@ pub mod statement;
 pub mod stores;
 pub mod timestamp_precision;
 pub mod transform_list;
+pub mod type_planner;
 pub mod views;
 
 pub use execute::{StatementResult, execute_sql, execute_statement};
