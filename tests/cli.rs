@@ -821,3 +821,23 @@ fn files_are_read_by_their_path() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "n\n2\n");
 }
+
+/// A data file that is gone is named by its path (item 17): the table, and
+/// the file with its leading `/`.
+#[test]
+fn a_missing_data_file_is_named_by_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let o = run(&wh, &["-c", "CREATE TABLE t (a INT); INSERT INTO t VALUES (1)"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let data = wh.join("t").join("data");
+    let file = std::fs::read_dir(&data).unwrap().next().unwrap().unwrap().path();
+    std::fs::remove_file(&file).unwrap();
+    let o = run(&wh, &["-c", "SELECT * FROM t"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("cannot read the data files of table t"), "{e}");
+    let path = file.display().to_string();
+    assert!(e.contains(&format!(" {path}")), "{e}");
+    assert!(!e.contains(&format!(" {}", path.trim_start_matches('/'))), "{e}");
+}

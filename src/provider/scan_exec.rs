@@ -441,10 +441,17 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
     fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let stream = self.execute_files(partition, context)?;
         let table = self.table.clone();
+        // On a local store, object paths lack the leading `/` of the file's path.
+        let local_files: Vec<String> = self
+            .file_config()
+            .filter(|c| c.object_store_url.as_str().starts_with("file://"))
+            .and_then(|c| c.file_groups.get(partition))
+            .map(|g| g.files().iter().map(|f| f.object_meta.location.to_string()).collect())
+            .unwrap_or_default();
         let schema = stream.schema();
         let stream: SendableRecordBatchStream = Box::pin(RecordBatchStreamAdapter::new(
             schema,
-            stream.map_err(move |e| unreadable(&table, e)),
+            stream.map_err(move |e| unreadable(&table, &local_files, e)),
         ));
         let Some(requests) = &self.runtime.requests else {
             return Ok(stream);
@@ -515,14 +522,38 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
     }
 }
 
-/// A failed read of a data file, with the table it belongs to; other errors as they are.
-fn unreadable(table: &str, e: DataFusionError) -> DataFusionError {
+/// A failed read of a data file, with the table it belongs to (and the
+/// local files of `local_files` named by their paths); other errors as they are.
+fn unreadable(table: &str, local_files: &[String], e: DataFusionError) -> DataFusionError {
     match e {
         DataFusionError::ParquetError(_) | DataFusionError::ObjectStore(_) | DataFusionError::IoError(_) => {
-            DataFusionError::Execution(format!("cannot read the data files of table {table}: {e}"))
+            let message = local_files
+                .iter()
+                .fold(e.to_string(), |m, file| with_leading_slash(&m, file));
+            DataFusionError::Execution(format!("cannot read the data files of table {table}: {message}"))
         }
         e => e,
     }
+}
+
+/// `message` with each mention of the object path `file` not already
+/// preceded by `/` written as the file's path, `/<file>`.
+fn with_leading_slash(message: &str, file: &str) -> String {
+    if file.is_empty() || file.starts_with('/') {
+        return message.to_string();
+    }
+    let mut out = String::with_capacity(message.len() + 8);
+    let mut rest = message;
+    while let Some(i) = rest.find(file) {
+        out.push_str(&rest[..i]);
+        if !out.ends_with('/') {
+            out.push('/');
+        }
+        out.push_str(file);
+        rest = &rest[i + file.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl HiddenPartitionsScanExec {
