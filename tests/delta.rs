@@ -174,3 +174,47 @@ async fn unsupported_reader_feature_is_refused() {
     .to_string();
     assert!(err.contains("fancyNewFeature"), "{err}");
 }
+
+/// `"t$snapshots"` lists every version of the log (item 18 of the SQL/CLI
+/// issue), oldest first, each with its operation.
+#[tokio::test]
+async fn snapshots_list_every_log_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    let location = table_dir("delta/dated");
+    execute_sql(
+        &ctx,
+        &format!("CREATE EXTERNAL TABLE d STORED AS DELTA LOCATION '{location}'"),
+    )
+    .await
+    .unwrap();
+    let ids = |sql: &'static str| {
+        let ctx = ctx.clone();
+        async move {
+            let r = execute_sql(&ctx, sql).await.unwrap();
+            r[0].batches
+                .iter()
+                .flat_map(|b| {
+                    b.column(0)
+                        .as_any()
+                        .downcast_ref::<datafusion::arrow::array::Int64Array>()
+                        .unwrap()
+                        .values()
+                        .to_vec()
+                })
+                .collect::<Vec<i64>>()
+        }
+    };
+    assert_eq!(
+        ids("SELECT snapshot_id FROM \"d$snapshots\" ORDER BY snapshot_id").await,
+        vec![0, 1, 2, 3, 4, 5, 6]
+    );
+    assert_eq!(
+        ids("SELECT parent_id FROM \"d$snapshots\" WHERE parent_id IS NOT NULL ORDER BY 1").await,
+        vec![0, 1, 2, 3, 4, 5]
+    );
+    assert_eq!(
+        ids("SELECT snapshot_id FROM \"d$snapshots\" WHERE summary LIKE '%DELETE%'").await,
+        vec![5]
+    );
+}

@@ -84,6 +84,12 @@ pub trait ForeignReader: fmt::Debug + Send + Sync {
     async fn deletes(&self, location: &TableLocation, files: &[PlannedFile]) -> crate::error::Result<Vec<FileDeletes>>;
     /// The table as of `selector` (a snapshot id or ref for Iceberg, a version for Delta).
     async fn at(&self, name: &str, selector: &str) -> crate::error::Result<ForeignTable>;
+    /// Every version `$snapshots` lists, when the format keeps more of them
+    /// than `metadata` holds (Delta: every commit of the log); read only for
+    /// that table, never for planning.
+    async fn history(&self, _metadata: &TableMetadata) -> crate::error::Result<Option<Vec<crate::spec::Snapshot>>> {
+        Ok(None)
+    }
 }
 
 /// The write side of a writable foreign table.
@@ -225,6 +231,13 @@ impl ForeignTable {
                 self.name,
                 super::a_format(self.format())
             );
+        }
+        if kind == "snapshots"
+            && let Some(history) = self.reader.history(&self.metadata).await?
+        {
+            let mut metadata = (*self.metadata).clone();
+            metadata.snapshots = history;
+            return crate::catalog::metadata_tables::metadata_table(&self.location, &metadata, kind).await;
         }
         crate::catalog::metadata_tables::metadata_table(&self.location, &self.metadata, kind).await
     }

@@ -19,6 +19,7 @@
 
 pub mod convert;
 pub mod generated;
+pub mod history;
 pub mod log;
 pub mod stats;
 
@@ -149,6 +150,14 @@ impl ForeignReader for DeltaReader {
                 equality: Vec::new(),
             })
             .collect())
+    }
+
+    async fn history(&self, metadata: &TableMetadata) -> Result<Option<Vec<Snapshot>>> {
+        let Some(current) = metadata.snapshots.last() else {
+            return Ok(None);
+        };
+        let commits = history::commits(&self.base, current.snapshot_id as u64).await?;
+        Ok(Some(history::snapshots(&commits, current)))
     }
 
     async fn at(&self, name: &str, selector: &str) -> Result<ForeignTable> {
