@@ -39,6 +39,8 @@ use hidden_partitions::provider::planning::source_predicate;
 use hidden_partitions::{StorageOptions, session};
 use object_store::ObjectStoreExt;
 
+mod support;
+
 const FILES: usize = 10_000;
 const DAY: &str = "2022-06-01";
 
@@ -232,30 +234,13 @@ fn main() {
         let wh = tempfile::tempdir().expect("tempdir");
         let ctx = session(wh.path()).await.expect("session");
         // Cold: open (metadata + manifest list) and plan, manifests decoded anew.
-        let mut cold = f64::MAX;
-        let mut files = String::new();
-        for _ in 0..runs {
-            let t = Instant::now();
-            let table = open(&dir).await;
-            files = plan(&ctx, table, &filter).await;
-            cold = cold.min(t.elapsed().as_secs_f64());
-        }
+        let (cold, files) = support::best_of(runs, || async { plan(&ctx, open(&dir).await, &filter).await }).await;
         // Open alone: metadata file found and parsed, manifest list read.
-        let mut open_best = f64::MAX;
-        for _ in 0..runs {
-            let t = Instant::now();
-            let _ = open(&dir).await;
-            open_best = open_best.min(t.elapsed().as_secs_f64());
-        }
+        let (open_best, _) = support::best_of(runs, || open(&dir)).await;
         // Warm: the same table planned again (decoded manifests cached).
         let table = open(&dir).await;
         plan(&ctx, table.clone(), &filter).await;
-        let mut warm = f64::MAX;
-        for _ in 0..runs {
-            let t = Instant::now();
-            plan(&ctx, table.clone(), &filter).await;
-            warm = warm.min(t.elapsed().as_secs_f64());
-        }
+        let (warm, _) = support::best_of(runs, || plan(&ctx, table.clone(), &filter)).await;
         println!("one-day query on {dir}: files={files}");
         println!("  ours, open + plan (cold)        {:>9.2} ms", cold * 1e3);
         println!("  ours, open alone                {:>9.2} ms", open_best * 1e3);

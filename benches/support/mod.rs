@@ -1,4 +1,7 @@
-//! Timing SQL for the bench binaries that compare sessions in one run.
+//! Timing for the bench binaries that compare against a baseline in one run.
+
+// Each bench binary includes this module and uses part of it.
+#![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
@@ -25,4 +28,21 @@ pub async fn time(ctx: &SessionContext, sql: &str, iterations: usize) -> (Durati
     }
     samples.sort();
     (samples[samples.len() / 2], answer)
+}
+
+/// The best (shortest) of `runs` runs of `f`, in seconds, and the last run's
+/// value.
+pub async fn best_of<T, F, Fut>(runs: usize, mut f: F) -> (f64, T)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let mut best = f64::MAX;
+    let mut value = None;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        value = Some(f().await);
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    (best, value.expect("at least one run"))
 }
