@@ -841,3 +841,36 @@ fn a_missing_data_file_is_named_by_its_path() {
     assert!(e.contains(&format!(" {path}")), "{e}");
     assert!(!e.contains(&format!(" {}", path.trim_start_matches('/'))), "{e}");
 }
+
+/// A table whose LOCATION is on a store the session cannot reach (here: no
+/// Azure account given) is listed, does not break the listing of the
+/// others, and says what is wrong when it is read (item 12).
+#[test]
+fn an_unreachable_location_does_not_break_listings() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let o = run(&wh, &["-c", "CREATE TABLE t (a INT)"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(wh.join("elsewhere.location"), "az://container/elsewhere").unwrap();
+    let o = run(
+        &wh,
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+            "-c",
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "table_name\nelsewhere\nt\ntable_name,column_name\nt,a\n");
+    let o = run(&wh, &["-c", "SELECT * FROM elsewhere"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("table elsewhere (LOCATION 'az://container/elsewhere') cannot be read")
+            && e.contains("Account must be specified"),
+        "{e}"
+    );
+}

@@ -154,7 +154,7 @@ impl WarehouseSchema {
         match link? {
             Some(url) => Ok((
                 TableEntry {
-                    location: self.resolve_location(&url)?,
+                    location: self.resolve_link(name, &url)?,
                     linked: true,
                 },
                 None,
@@ -169,11 +169,18 @@ impl WarehouseSchema {
         }
     }
 
+    /// The location table `name`'s link names; an error naming the table
+    /// and its `LOCATION` when the store cannot be set up.
+    fn resolve_link(&self, name: &str, url: &str) -> Result<TableLocation> {
+        self.resolve_location(url)
+            .map_err(|e| Error::Invalid(format!("table {name} (LOCATION '{url}') cannot be read: {e}")))
+    }
+
     /// Where table `name` is registered, if anywhere (live or not).
     pub async fn entry(&self, name: &str) -> Result<TableEntry> {
         match self.warehouse().linked_location(name).await? {
             Some(url) => Ok(TableEntry {
-                location: self.resolve_location(&url)?,
+                location: self.resolve_link(name, &url)?,
                 linked: true,
             }),
             None => Ok(TableEntry {
