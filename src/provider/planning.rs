@@ -485,13 +485,42 @@ impl PruningStatistics for ManifestStatistics<'_> {
     }
 }
 
-/// Build the statistics pruning predicate for `filters` over the table schema.
+/// Whether `expr` holds a float zero literal, or a float cast of anything
+/// but a column (which may fold to a zero).
+fn may_compare_float_zero(expr: &Expr) -> bool {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    let mut found = false;
+    let _ = expr.apply(|e| {
+        found = match e {
+            Expr::Literal(ScalarValue::Float64(Some(v)), _) => *v == 0.0,
+            Expr::Literal(ScalarValue::Float32(Some(v)), _) => *v == 0.0,
+            Expr::Literal(ScalarValue::Float16(Some(v)), _) => f32::from(*v) == 0.0,
+            Expr::Cast(datafusion::logical_expr::Cast { expr, field })
+            | Expr::TryCast(datafusion::logical_expr::TryCast { expr, field }) => {
+                field.data_type().is_floating() && !matches!(**expr, Expr::Column(_))
+            }
+            _ => false,
+        };
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    });
+    found
+}
+
+/// Build the statistics pruning predicate for `filters` over the table
+/// schema. A filter that may compare a float with a zero is left out (its
+/// files are all kept): DataFusion's statistics pruning and its row
+/// evaluation disagree about `-0.0` and `0.0` (under `NOT`, `!=` and `NOT IN`
+/// a file of `-0.0` values was dropped whose rows the filter keeps).
 pub fn stats_pruning_predicate(
     state: &dyn datafusion::catalog::Session,
     filters: &[Expr],
     schema: &SchemaRef,
 ) -> Option<Arc<PruningPredicate>> {
-    let expr = conjunction(filters.iter().cloned())?;
+    let expr = conjunction(filters.iter().filter(|f| !may_compare_float_zero(f)).cloned())?;
     let df_schema = datafusion::common::DFSchema::try_from(Arc::clone(schema)).ok()?;
     let physical = state.create_physical_expr(expr, &df_schema).ok()?;
     let pruning = PruningPredicateBuilder::new()
