@@ -22,7 +22,7 @@ use hidden_partitions::ballista::{LocalCluster, LocalClusterConfig};
 use hidden_partitions::slt::{S3Server, run_file_on_ballista, scan_descriptions, skipped_without_s3};
 use hidden_partitions::{StorageOptions, Warehouse, execute_sql, session_with};
 
-/// The suites that cover pruning, evolution, joins, TopK and Variant.
+/// The suites that cover pruning, evolution, joins, TopK, Variant and stored views.
 const SUITES: &[&str] = &[
     "pruning.slt",
     "partition_evolution.slt",
@@ -34,6 +34,7 @@ const SUITES: &[&str] = &[
     "variant/variant_get.slt",
     "variant/variant_table.slt",
     "variant/variant_json.slt",
+    "views.slt",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
