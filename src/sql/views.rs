@@ -173,6 +173,7 @@ pub async fn create_external(ctx: &SessionContext, text: &str) -> Result<Stateme
         Some(DefinitionKind::External) => true,
         None => false,
     };
+    let if_not_exists = cmd.if_not_exists;
     let sql = absolute_locations(text)?;
     // Created (and so checked) before it is stored; an old one being
     // replaced leaves the session first.
@@ -196,6 +197,12 @@ pub async fn create_external(ctx: &SessionContext, text: &str) -> Result<Stateme
             use datafusion::catalog::SchemaProvider;
             ws.deregister_table(&name)?;
             stored?;
+            // Another statement stored it first: with IF NOT EXISTS, theirs
+            // is the table (the next lookup loads it).
+            if if_not_exists {
+                ws.set_definition(&name, Some(DefinitionKind::External));
+                return Ok(StatementResult::empty());
+            }
             return Err(Error::TableExists(format!(
                 "table {name} was created by another statement meanwhile"
             )));
