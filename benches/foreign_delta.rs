@@ -37,23 +37,7 @@ async fn open(dir: &str) -> ForeignTable {
 
 /// Plan the one-day query on `table`: files selected / total.
 async fn plan(ctx: &SessionContext, table: ForeignTable, day: &str) -> String {
-    let _ = ctx.deregister_table("t");
-    ctx.register_table("t", Arc::new(table)).expect("register");
-    let plan = ctx
-        .sql(&format!("SELECT id FROM t WHERE d = DATE '{day}'"))
-        .await
-        .expect("sql")
-        .create_physical_plan()
-        .await
-        .expect("plan");
-    let text = datafusion::physical_plan::displayable(plan.as_ref())
-        .indent(false)
-        .to_string();
-    text.split("files=")
-        .nth(1)
-        .and_then(|s| s.split([',', ' ']).next())
-        .unwrap_or("?")
-        .to_string()
+    support::planned_files(ctx, Arc::new(table), &format!("d = DATE '{day}'")).await
 }
 
 fn python() -> String {

@@ -56,26 +56,9 @@ fn day_filter(day: &str) -> String {
     format!("ts >= TIMESTAMP '{d} 00:00:00' AND ts < TIMESTAMP '{next} 00:00:00'")
 }
 
-/// Open the table and plan the query: files selected / total.
+/// Plan the query on `table`: files selected / total.
 async fn plan(ctx: &SessionContext, table: ForeignTable, filter: &str) -> String {
-    let _ = ctx.deregister_table("t");
-    ctx.register_table("t", Arc::new(table)).expect("register");
-    let plan = ctx
-        .sql(&format!("SELECT id FROM t WHERE {filter}"))
-        .await
-        .expect("sql")
-        .create_physical_plan()
-        .await
-        .expect("plan");
-    let text = datafusion::physical_plan::displayable(plan.as_ref())
-        .indent(false)
-        .to_string();
-    text.split("files=")
-        .nth(1)
-        .and_then(|s| s.split(", runtime").next())
-        .and_then(|s| s.split(", parquet").next())
-        .unwrap_or("?")
-        .to_string()
+    support::planned_files(ctx, Arc::new(table), filter).await
 }
 
 /// Every entry of every data manifest: decoded to Arrow (ours) and evaluated

@@ -46,3 +46,30 @@ where
     }
     (best, value.expect("at least one run"))
 }
+
+/// Register `table` as `t` and plan `SELECT id FROM t WHERE <filter>`: the
+/// scan's `files=` (selected / total, per spec when there are several).
+pub async fn planned_files(
+    ctx: &SessionContext,
+    table: std::sync::Arc<dyn datafusion::catalog::TableProvider>,
+    filter: &str,
+) -> String {
+    let _ = ctx.deregister_table("t");
+    ctx.register_table("t", table).expect("register");
+    let plan = ctx
+        .sql(&format!("SELECT id FROM t WHERE {filter}"))
+        .await
+        .expect("sql")
+        .create_physical_plan()
+        .await
+        .expect("plan");
+    let text = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(false)
+        .to_string();
+    text.split("files=")
+        .nth(1)
+        .and_then(|s| s.split(", runtime").next())
+        .and_then(|s| s.split(", parquet").next())
+        .unwrap_or("?")
+        .to_string()
+}

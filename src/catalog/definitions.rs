@@ -159,40 +159,6 @@ pub fn definition_name(file: &str) -> Option<(&str, DefinitionKind)> {
         .find_map(|kind| file.strip_suffix(kind.suffix()).map(|name| (name, kind)))
 }
 
-/// Whether a table name is a file's path or URL (`'data.csv'`,
-/// `'s3://b/x.parquet'`, `'dir/'`): only such names are read as DataFusion's
-/// URL tables, so a mistyped table name is never read from the current
-/// directory.
-pub fn looks_like_file(name: &str) -> bool {
-    const EXTENSIONS: [&str; 7] = [".csv", ".tsv", ".parquet", ".json", ".ndjson", ".avro", ".arrow"];
-    const COMPRESSIONS: [&str; 5] = [".gz", ".bz2", ".xz", ".zst", ".zstd"];
-    let lower = name.to_ascii_lowercase();
-    let stem = COMPRESSIONS
-        .iter()
-        .find_map(|c| lower.strip_suffix(c))
-        .unwrap_or(&lower);
-    name.contains('/') || EXTENSIONS.iter().any(|e| stem.ends_with(e))
-}
-
-/// A file (or directory of files) read as a table, its format from its
-/// extension and its schema inferred, as DataFusion's URL tables are.
-pub async fn url_table(state: &SessionState, name: &str) -> Result<Arc<dyn TableProvider>> {
-    use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableConfigExt, ListingTableUrl};
-    let cannot = |e: datafusion::error::DataFusionError| Error::Invalid(format!("cannot read {name:?} as a file: {e}"));
-    let url = ListingTableUrl::parse(name).map_err(cannot)?;
-    let config = ListingTableConfig::new(url)
-        .infer_options(state)
-        .await
-        .map_err(cannot)?
-        .infer_partitions_from_path(state)
-        .await
-        .map_err(cannot)?
-        .infer_schema(state)
-        .await
-        .map_err(cannot)?;
-    Ok(Arc::new(ListingTable::try_new(config)?))
-}
-
 /// The session a schema plans its definitions with (the context's own
 /// state, held weakly: the context owns the schema).
 #[derive(Debug, Default)]
@@ -211,8 +177,7 @@ impl SessionLink {
 
     /// A copy of the session's current state.
     pub fn state(&self) -> Option<SessionState> {
-        let weak = self.0.read().ok()?.clone()?;
-        let state = weak.upgrade()?;
+        let state = self.weak()?.upgrade()?;
         let state = state.read().clone();
         Some(state)
     }
@@ -371,7 +336,7 @@ impl WarehouseSchema {
     /// The table of a `CREATE EXTERNAL TABLE` statement, made by the
     /// session's factory for its format (stores for its URLs registered first).
     async fn create_external(&self, state: &SessionState, sql: &str) -> Result<Arc<dyn TableProvider>> {
-        crate::sql::stores::register_stores(self, sql);
+        super::stores::register_stores(self, sql);
         let LogicalPlan::Ddl(DdlStatement::CreateExternalTable(cmd)) = state.create_logical_plan(sql).await? else {
             return Err(Error::Invalid(format!("not a CREATE EXTERNAL TABLE statement: {sql}")));
         };

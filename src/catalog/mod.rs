@@ -8,7 +8,9 @@ pub mod namespace;
 pub mod read_only;
 pub mod schema;
 pub mod show_create;
+pub mod stores;
 pub mod time_travel;
+pub mod url_tables;
 pub mod warehouse;
 
 pub use schema::WarehouseSchema;

@@ -12,9 +12,8 @@ use std::sync::{Arc, RwLock};
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider};
 use datafusion::error::{DataFusionError, Result};
-use datafusion::execution::runtime_env::RuntimeEnv;
-
 use datafusion::execution::SessionState;
+use datafusion::execution::runtime_env::RuntimeEnv;
 
 use super::definitions::{DefinitionKind, SessionLink};
 use super::metadata_tables::metadata_table;
@@ -274,14 +273,14 @@ impl WarehouseSchema {
     /// `SELECT * FROM 'data.csv'` (DataFusion's URL tables): a name that is
     /// a file's path or URL, read as a listing table.
     async fn url_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
-        if !super::definitions::looks_like_file(name) {
+        if !super::url_tables::looks_like_file(name) {
             return Ok(None);
         }
         let Some(state) = self.session_state() else {
             return Ok(None);
         };
-        crate::sql::stores::register_stores(self, &format!("'{}'", name.replace('\'', "''")));
-        Ok(Some(super::definitions::url_table(&state, name).await?))
+        super::stores::register_stores(self, &format!("'{}'", name.replace('\'', "''")));
+        Ok(Some(super::url_tables::url_table(&state, name).await?))
     }
 
     pub fn has_other(&self, name: &str) -> bool {

@@ -441,17 +441,11 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
     fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let stream = self.execute_files(partition, context)?;
         let table = self.table.clone();
-        // On a local store, object paths lack the leading `/` of the file's path.
-        let local_files: Vec<String> = self
-            .file_config()
-            .filter(|c| c.object_store_url.as_str().starts_with("file://"))
-            .and_then(|c| c.file_groups.get(partition))
-            .map(|g| g.files().iter().map(|f| f.object_meta.location.to_string()).collect())
-            .unwrap_or_default();
+        let inner = Arc::clone(&self.inner);
         let schema = stream.schema();
         let stream: SendableRecordBatchStream = Box::pin(RecordBatchStreamAdapter::new(
             schema,
-            stream.map_err(move |e| unreadable(&table, &local_files, e)),
+            stream.map_err(move |e| unreadable(&table, &local_files(&inner, partition), e)),
         ));
         let Some(requests) = &self.runtime.requests else {
             return Ok(stream);
@@ -520,6 +514,19 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
             updated_node: Some(Arc::new(self.with_inner(inner, filters))),
         })
     }
+}
+
+/// The object paths of partition `partition`'s files when they are on the
+/// local store, whose object paths lack the leading `/` of the file's path
+/// (read only when a read fails).
+fn local_files(inner: &Arc<dyn ExecutionPlan>, partition: usize) -> Vec<String> {
+    inner
+        .downcast_ref::<DataSourceExec>()
+        .and_then(|d| d.data_source().downcast_ref::<FileScanConfig>())
+        .filter(|c| c.object_store_url.as_str().starts_with("file://"))
+        .and_then(|c| c.file_groups.get(partition))
+        .map(|g| g.files().iter().map(|f| f.object_meta.location.to_string()).collect())
+        .unwrap_or_default()
 }
 
 /// A failed read of a data file, with the table it belongs to (and the

@@ -75,7 +75,7 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
                 if let Some(ws) = default_warehouse(ctx)
                     && let Some(ws) = ws.downcast_ref::<WarehouseSchema>()
                 {
-                    super::stores::register_stores(ws, &text);
+                    crate::catalog::stores::register_stores(ws, &text);
                 }
                 run_datafusion(ctx, &text).await
             } {

@@ -6,7 +6,6 @@ pub mod execute;
 pub mod insert_errors;
 pub mod literals;
 pub mod statement;
-pub mod stores;
 pub mod timestamp_precision;
 pub mod transform_list;
 pub mod type_planner;

@@ -41,21 +41,41 @@ async fn refuse_table(ws: &WarehouseSchema, name: &str, creating: DefinitionKind
     Ok(())
 }
 
+/// `stored(ws)` when `name` is in a warehouse schema (and not `TEMPORARY`);
+/// otherwise the statement `text` is DataFusion's, as written.
+async fn in_warehouse(
+    ctx: &SessionContext,
+    text: &str,
+    name: &TableReference,
+    temporary: bool,
+    stored: impl AsyncFnOnce(&WarehouseSchema) -> Result<StatementResult>,
+) -> Result<StatementResult> {
+    let schema = if temporary { None } else { warehouse_schema(ctx, name) };
+    match schema.as_ref().and_then(|s| s.downcast_ref::<WarehouseSchema>()) {
+        Some(ws) => stored(ws).await,
+        None => run_datafusion(ctx, text).await,
+    }
+}
+
 /// `CREATE [OR REPLACE] VIEW`.
 pub async fn create_view(ctx: &SessionContext, text: &str) -> Result<StatementResult> {
     let state = ctx.state();
     let LogicalPlan::Ddl(DdlStatement::CreateView(cmd)) = state.create_logical_plan(text).await? else {
         return run_datafusion(ctx, text).await;
     };
-    let Some(schema) = warehouse_schema(ctx, &cmd.name) else {
-        return run_datafusion(ctx, text).await;
-    };
-    let Some(ws) = schema.downcast_ref::<WarehouseSchema>() else {
-        return run_datafusion(ctx, text).await;
-    };
-    if cmd.temporary {
-        return run_datafusion(ctx, text).await;
-    }
+    let (target, temporary) = (cmd.name.clone(), cmd.temporary);
+    in_warehouse(ctx, text, &target, temporary, async |ws| {
+        create_stored_view(&state, ws, cmd, text).await
+    })
+    .await
+}
+
+async fn create_stored_view(
+    state: &datafusion::execution::SessionState,
+    ws: &WarehouseSchema,
+    cmd: datafusion::logical_expr::CreateView,
+    text: &str,
+) -> Result<StatementResult> {
     let name = cmd.name.table().to_string();
     check_table_name(&name)?;
     let resolve = |r: &TableReference| -> TableReference {
@@ -63,7 +83,7 @@ pub async fn create_view(ctx: &SessionContext, text: &str) -> Result<StatementRe
         let r = r.clone().resolve(&options.default_catalog, &options.default_schema);
         TableReference::full(r.catalog, r.schema, r.table)
     };
-    if view_reads(&state, text, &resolve(&cmd.name)).await? {
+    if view_reads(state, text, &resolve(&cmd.name)).await? {
         return Err(Error::Invalid(format!(
             "view {name} would read itself (directly or through another view); a view reads other tables and views"
         )));
@@ -106,16 +126,19 @@ pub async fn drop_view(ctx: &SessionContext, text: &str) -> Result<StatementResu
     let LogicalPlan::Ddl(DdlStatement::DropView(cmd)) = ctx.state().create_logical_plan(text).await? else {
         return run_datafusion(ctx, text).await;
     };
-    let Some(schema) = warehouse_schema(ctx, &cmd.name) else {
-        return run_datafusion(ctx, text).await;
-    };
-    let Some(ws) = schema.downcast_ref::<WarehouseSchema>() else {
-        return run_datafusion(ctx, text).await;
-    };
     let name = cmd.name.table();
-    if ws.has_other(name) && ws.definition_kind(name).is_none() {
-        return run_datafusion(ctx, text).await;
-    }
+    // A view DataFusion keeps in the session is DataFusion's to drop.
+    let in_session = warehouse_schema(ctx, &cmd.name).is_some_and(|s| {
+        s.downcast_ref::<WarehouseSchema>()
+            .is_some_and(|ws| ws.has_other(name) && ws.definition_kind(name).is_none())
+    });
+    in_warehouse(ctx, text, &cmd.name, in_session, async |ws| {
+        drop_stored_view(ws, name, cmd.if_exists).await
+    })
+    .await
+}
+
+async fn drop_stored_view(ws: &WarehouseSchema, name: &str, if_exists: bool) -> Result<StatementResult> {
     if ws.drop_stored_view(name).await? {
         return Ok(StatementResult::empty());
     }
@@ -124,7 +147,7 @@ pub async fn drop_view(ctx: &SessionContext, text: &str) -> Result<StatementResu
             "{name} is a table, not a view; DROP TABLE {name} drops it"
         )));
     }
-    if cmd.if_exists {
+    if if_exists {
         return Ok(StatementResult::empty());
     }
     Err(Error::Invalid(format!("view {name} not found")))
@@ -136,22 +159,28 @@ pub async fn create_external(ctx: &SessionContext, text: &str) -> Result<Stateme
     let state = ctx.state();
     let default = super::execute::default_warehouse(ctx);
     if let Some(ws) = default.as_ref().and_then(|s| s.downcast_ref::<WarehouseSchema>()) {
-        super::stores::register_stores(ws, text);
+        crate::catalog::stores::register_stores(ws, text);
     }
     let plan = state.create_logical_plan(text).await?;
     let LogicalPlan::Ddl(DdlStatement::CreateExternalTable(cmd)) = &plan else {
         return run_datafusion(ctx, text).await;
     };
-    let Some(schema) = warehouse_schema(ctx, &cmd.name) else {
+    let (target, temporary) = (cmd.name.clone(), cmd.temporary);
+    in_warehouse(ctx, text, &target, temporary, async |ws| {
+        create_stored_external(ctx, ws, plan, text).await
+    })
+    .await
+}
+
+async fn create_stored_external(
+    ctx: &SessionContext,
+    ws: &WarehouseSchema,
+    plan: LogicalPlan,
+    text: &str,
+) -> Result<StatementResult> {
+    let LogicalPlan::Ddl(DdlStatement::CreateExternalTable(cmd)) = &plan else {
         return run_datafusion(ctx, text).await;
     };
-    let Some(ws) = schema.downcast_ref::<WarehouseSchema>() else {
-        return run_datafusion(ctx, text).await;
-    };
-    if cmd.temporary {
-        return run_datafusion(ctx, text).await;
-    }
-    super::stores::register_stores(ws, text);
     let name = cmd.name.table().to_string();
     check_table_name(&name)?;
     let stored = existing(ws, &name).await?;

@@ -11,7 +11,7 @@
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 
-use crate::catalog::WarehouseSchema;
+use super::WarehouseSchema;
 use crate::store::url::{Scheme, parse_location};
 
 /// The cloud URLs (`s3://`, `gs://`, `az://`, …) among the string literals
