@@ -874,3 +874,65 @@ fn an_unreachable_location_does_not_break_listings() {
         "{e}"
     );
 }
+
+/// `ALTER TABLE … RENAME TO` (issue 27, item 10): a new process sees the new
+/// name only, the files stay where they were, and a rename killed between
+/// its two writes is finished by running it again.
+#[test]
+fn renamed_tables_keep_their_files_across_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let o = run(
+        &wh,
+        &[
+            "-c",
+            "CREATE TABLE t (id BIGINT, s VARCHAR) PARTITIONED BY (s);
+             INSERT INTO t VALUES (1, 'a'), (2, 'b');
+             ALTER TABLE t RENAME TO u",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(wh.join("t/metadata").is_dir(), "the files stay where they are");
+    assert!(wh.join("u.location").is_file());
+    let csv = |sql: &str| {
+        let o = run(&wh, &["--format", "csv", "-c", sql]);
+        assert!(o.status.success(), "{sql}: {}", stderr(&o));
+        stdout(&o)
+    };
+    assert_eq!(
+        csv("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"),
+        "table_name\nu\n"
+    );
+    assert_eq!(csv("SELECT id FROM u ORDER BY id"), "id\n1\n2\n");
+    let o = run(&wh, &["-c", "SELECT * FROM t"]);
+    assert!(!o.status.success());
+    // A new t gets a directory of its own beside the renamed table's.
+    assert_eq!(
+        csv("CREATE TABLE t (x INT); INSERT INTO t VALUES (9); SELECT x FROM t"),
+        "count\n1\nx\n9\n"
+    );
+    assert_eq!(csv("SELECT id FROM u ORDER BY id"), "id\n1\n2\n");
+    // Dropping u deletes its files, and only its files.
+    assert_eq!(csv("DROP TABLE u; SELECT x FROM t"), "x\n9\n");
+    assert!(wh.join("t/metadata").is_dir() && !wh.join("t/data").exists());
+    assert!(std::fs::read_dir(&wh).unwrap().any(|e| {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        name.starts_with("t@") && wh.join(&name).join("data").is_dir()
+    }));
+
+    // A rename killed after its first write: the old name is gone, the new
+    // one not there yet; the same statement finishes it.
+    let o = run(&wh, &["-c", "CREATE TABLE k (id INT); INSERT INTO k VALUES (4)"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let url = format!("file://{}", wh.join("k").display());
+    std::fs::write(
+        wh.join("k.renamed"),
+        format!("{{\"renamed_to\":\"k2\",\"location\":\"{url}\"}}\n"),
+    )
+    .unwrap();
+    assert!(!run(&wh, &["-c", "SELECT * FROM k"]).status.success());
+    assert!(!run(&wh, &["-c", "SELECT * FROM k2"]).status.success());
+    assert_eq!(csv("ALTER TABLE k RENAME TO k2; SELECT id FROM k2"), "id\n4\n");
+    // A DROP of the old name in between deletes nothing.
+    assert_eq!(csv("DROP TABLE IF EXISTS k; SELECT id FROM k2"), "id\n4\n");
+}

@@ -54,8 +54,33 @@ pub enum CreateMode {
 #[derive(Debug, Clone)]
 pub struct TableEntry {
     pub location: TableLocation,
-    /// Stored elsewhere (`LOCATION`), linked from the warehouse by a `.location` file.
+    /// Linked from the warehouse by a `.location` file: stored at a
+    /// `LOCATION` of its own, or (`managed`) in the warehouse after a rename.
     pub linked: bool,
+    /// Linked, but stored inside the warehouse (renamed, or created beside
+    /// a renamed table's directory): the warehouse owns its files, so a
+    /// DROP deletes them as for any warehouse table.
+    pub managed: bool,
+    /// Not linked, and the name was renamed away (see `catalog::rename`):
+    /// `location` is the directory of the table that now has another name,
+    /// not a table of this name.
+    pub moved: bool,
+}
+
+impl TableEntry {
+    fn inside(location: TableLocation, moved: bool) -> Self {
+        Self {
+            location,
+            linked: false,
+            managed: false,
+            moved,
+        }
+    }
+
+    /// Whether a DROP deletes the table's files (a table the warehouse owns).
+    pub fn owned(&self) -> bool {
+        !self.linked || self.managed
+    }
 }
 
 /// What committing a planned CREATE did.
@@ -150,23 +175,28 @@ impl WarehouseSchema {
                 None => inside.read_hint().await,
             }
         };
-        let (link, hint) = futures::join!(self.warehouse().linked_location(name), read_hint);
+        let (link, hint, moved) = futures::join!(
+            self.warehouse().linked_location(name),
+            read_hint,
+            self.warehouse().moved(name)
+        );
         match link? {
-            Some(url) => Ok((
-                TableEntry {
-                    location: self.resolve_link(name, &url)?,
-                    linked: true,
-                },
-                None,
-            )),
-            None => Ok((
-                TableEntry {
-                    location: inside,
-                    linked: false,
-                },
-                hint?,
-            )),
+            Some(url) => Ok((self.linked_entry(name, &url)?, None)),
+            None => {
+                let moved = moved?.is_some();
+                self.note_moved(name, moved);
+                Ok((TableEntry::inside(inside, moved), hint?))
+            }
         }
+    }
+
+    fn linked_entry(&self, name: &str, url: &str) -> Result<TableEntry> {
+        Ok(TableEntry {
+            location: self.resolve_link(name, url)?,
+            linked: true,
+            managed: self.warehouse().holds(url),
+            moved: false,
+        })
     }
 
     /// The location table `name`'s link names; an error naming the table
@@ -178,16 +208,23 @@ impl WarehouseSchema {
 
     /// Where table `name` is registered, if anywhere (live or not).
     pub async fn entry(&self, name: &str) -> Result<TableEntry> {
-        match self.warehouse().linked_location(name).await? {
-            Some(url) => Ok(TableEntry {
-                location: self.resolve_link(name, &url)?,
-                linked: true,
-            }),
-            None => Ok(TableEntry {
-                location: self.warehouse().table_location(name),
-                linked: false,
-            }),
+        let (link, moved) = futures::join!(self.warehouse().linked_location(name), self.warehouse().moved(name));
+        match link? {
+            Some(url) => self.linked_entry(name, &url),
+            None => {
+                let moved = moved?.is_some();
+                self.note_moved(name, moved);
+                Ok(TableEntry::inside(self.warehouse().table_location(name), moved))
+            }
         }
+    }
+
+    /// Whether a live table (not a tombstone) has `entry`'s name.
+    pub async fn entry_live(&self, entry: &TableEntry) -> Result<bool> {
+        if entry.moved {
+            return Ok(false);
+        }
+        is_live(&entry.location).await
     }
 
     /// Check a CREATE TABLE against everything already there; `None` when
@@ -219,7 +256,7 @@ impl WarehouseSchema {
         allow_non_empty: bool,
     ) -> Result<Option<Option<CreatePlan>>> {
         let existing = self.entry(name).await?;
-        let live = is_live(&existing.location).await?;
+        let live = self.entry_live(&existing).await?;
         if let Some(definition) = self.warehouse().definition(name).await? {
             if mode == CreateMode::IfNotExists {
                 return Ok(Some(None));
@@ -245,6 +282,10 @@ impl WarehouseSchema {
         }
         let (target, linked) = match location {
             Some(written) => (self.check_location(name, written).await?, true),
+            // The warehouse's place for the name: its directory, unless a
+            // renamed table keeps that (then a new one beside it, linked).
+            None if existing.managed => (existing.location.clone(), true),
+            None if existing.moved => (self.warehouse().relocated_table_location(name), true),
             None => (self.warehouse().table_location(name), false),
         };
         let own_place = existing.location.place().overlap(&target.place()) == Overlap::Same;
@@ -345,7 +386,7 @@ impl WarehouseSchema {
             ))
         };
         if let Some(old) = &plan.drop_first {
-            self.end_table(&plan.name, old, !old.linked).await.map_err(ended)?;
+            self.end_table(&plan.name, old, old.owned()).await.map_err(ended)?;
         }
         match replaced {
             Some(old) => Ok(Some(
@@ -392,7 +433,7 @@ impl WarehouseSchema {
     pub async fn register_existing(&self, name: &str, written: &str, mode: CreateMode) -> Result<()> {
         check_table_name(name)?;
         let existing = self.entry(name).await?;
-        if is_live(&existing.location).await? || self.has_other(name) {
+        if self.entry_live(&existing).await? || self.has_other(name) {
             match mode {
                 CreateMode::IfNotExists => return Ok(()),
                 _ => return Err(Error::TableExists(format!("table {name} already exists"))),
@@ -465,6 +506,10 @@ impl WarehouseSchema {
             return Ok(Dropped::Nothing);
         }
         let entry = self.entry(name).await?;
+        if entry.moved {
+            // The directory is the renamed table's: nothing of this name.
+            return Ok(Dropped::Nothing);
+        }
         let live = match is_live(&entry.location).await {
             Ok(live) => live,
             Err(Error::Format(problem)) => return self.drop_damaged(name, entry, purge_files, problem).await,
@@ -472,7 +517,7 @@ impl WarehouseSchema {
         };
         let mut dropped = Dropped::Nothing;
         if live {
-            self.end_table(name, &entry, purge_files || !entry.linked).await?;
+            self.end_table(name, &entry, purge_files || entry.owned()).await?;
             dropped = Dropped::Table;
         } else if !entry.linked {
             // Files of killed creations of this name (none committed).

@@ -349,3 +349,57 @@ impl WarehouseSchema {
         Ok(factory.create(state, &cmd).await?)
     }
 }
+
+/// A definition's statement (`CREATE [OR REPLACE] VIEW v AS …`, `CREATE
+/// EXTERNAL TABLE e …`) with its name replaced by `name`.
+pub fn restate_name(sql: &str, name: &str) -> Result<String> {
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize()
+        .map_err(|e| Error::Invalid(format!("stored definition does not parse: {e}")))?;
+    let keyword = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let significant: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
+        .collect();
+    let Some(mut k) = significant
+        .iter()
+        .position(|&i| matches!(keyword(&tokens[i]), Some(Keyword::VIEW | Keyword::TABLE)))
+    else {
+        return Err(Error::Invalid(format!("stored definition has no name: {sql}")));
+    };
+    k += 1;
+    for kw in [Keyword::IF, Keyword::NOT, Keyword::EXISTS] {
+        if significant.get(k).is_some_and(|&i| keyword(&tokens[i]) == Some(kw)) {
+            k += 1;
+        }
+    }
+    let start = significant[k.min(significant.len() - 1)];
+    let mut end = start + 1;
+    while matches!(tokens.get(end), Some(Token::Period)) && matches!(tokens.get(end + 1), Some(Token::Word(_))) {
+        end += 2;
+    }
+    let simple = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    let written = match simple {
+        true => name.to_string(),
+        false => format!("\"{}\"", name.replace('"', "\"\"")),
+    };
+    let mut out = String::with_capacity(sql.len() + name.len());
+    for (i, t) in tokens.iter().enumerate() {
+        if i == start {
+            out.push_str(&written);
+        } else if (start..end).contains(&i) {
+            continue;
+        } else {
+            out.push_str(&t.to_string());
+        }
+    }
+    Ok(out)
+}

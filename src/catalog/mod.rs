@@ -6,6 +6,7 @@ pub mod information_schema;
 pub mod metadata_tables;
 pub mod namespace;
 pub mod read_only;
+pub mod rename;
 pub mod schema;
 pub mod show_create;
 pub mod stores;

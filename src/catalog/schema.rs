@@ -31,6 +31,9 @@ pub struct WarehouseSchema {
     warehouse: Warehouse,
     runtime: Arc<RuntimeEnv>,
     names: RwLock<BTreeSet<String>>,
+    /// Names renamed away (last listing, lookups and renames since): their
+    /// directory holds a table of another name now.
+    moved: RwLock<BTreeSet<String>>,
     /// Directories of the last listing that may be namespaces (`<ns>.db`).
     namespace_dirs: RwLock<Vec<String>>,
     /// Views and external tables stored with the warehouse (last listing,
@@ -47,6 +50,7 @@ impl WarehouseSchema {
             warehouse,
             runtime,
             names: RwLock::default(),
+            moved: RwLock::default(),
             namespace_dirs: RwLock::default(),
             definitions: RwLock::default(),
             others: RwLock::default(),
@@ -104,6 +108,9 @@ impl WarehouseSchema {
         };
         if let Ok(mut guard) = self.names.write() {
             *guard = listing.tables.into_iter().collect();
+        }
+        if let Ok(mut guard) = self.moved.write() {
+            *guard = listing.moved.into_iter().collect();
         }
         if let Ok(mut guard) = self.namespace_dirs.write() {
             *guard = listing.namespaces;
@@ -188,6 +195,7 @@ impl WarehouseSchema {
         let mut loaded = None;
         let mut location = inside.clone();
         if inside.last_seen().is_some()
+            && !self.is_moved(name)
             && let Some(l) = inside.load_latest().await?
             && l.table().is_some()
         {
@@ -195,13 +203,17 @@ impl WarehouseSchema {
         }
         if loaded.is_none() {
             let (entry, hint) = self.entry_and_hint(name).await?;
+            if entry.moved {
+                return Ok(None);
+            }
             location = entry.location;
             loaded = match (entry.linked, hint) {
                 (false, hint) => location.load_latest_from(hint).await?,
                 (true, _) => location.load_latest().await?,
             };
         }
-        let linked = location.url() != inside.url();
+        // At a LOCATION of its own (not in the warehouse, as a renamed table is).
+        let linked = location.url() != inside.url() && !self.warehouse.holds(&location.url());
         let Some(loaded) = loaded else {
             return Ok(None);
         };
@@ -232,6 +244,21 @@ impl WarehouseSchema {
         if let Ok(mut guard) = self.names.write() {
             guard.remove(name);
         }
+    }
+
+    /// Note whether `name` was renamed away (its directory is another
+    /// table's), as a lookup or a rename found.
+    pub fn note_moved(&self, name: &str, moved: bool) {
+        if let Ok(mut guard) = self.moved.write() {
+            match moved {
+                true => guard.insert(name.to_string()),
+                false => guard.remove(name),
+            };
+        }
+    }
+
+    fn is_moved(&self, name: &str) -> bool {
+        self.moved.read().map(|m| m.contains(name)).unwrap_or(false)
     }
 
     /// What `information_schema.columns` and `.views` read for each listed

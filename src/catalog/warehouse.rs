@@ -9,6 +9,10 @@
 //! | `<ns>.db/.namespace`       | namespace (schema) `<ns>` (see `catalog::namespace`); |
 //! | `<ns>.db/<name>/metadata/…`| its tables, laid out as above                     |
 //! | `<name>.view`, `<name>.external` | a view / external table (see `catalog::definitions`) |
+//! | `<name>.renamed`           | `<name>` was renamed (see `catalog::rename`): the |
+//! |                            | directory `<name>/` is no longer table `<name>`   |
+//! | `<name>@<id>/metadata/…`   | a table stored in the warehouse under a name whose |
+//! |                            | directory a renamed table keeps (linked by `<name>.location`) |
 
 use std::sync::Arc;
 
@@ -26,6 +30,8 @@ use crate::store::observe::{ObservedStore, RequestCounts};
 use crate::store::url::{Scheme, StoreLocation, parse_location};
 
 const LINK_SUFFIX: &str = ".location";
+/// The marker of a name whose directory now holds a table of another name.
+const MOVED_SUFFIX: &str = ".renamed";
 /// A namespace's directory is `<name>.db` (as in Hive and Spark warehouses).
 pub const NAMESPACE_SUFFIX: &str = ".db";
 /// The object that makes `<name>.db/` a namespace.
@@ -40,6 +46,9 @@ pub struct Listing {
     pub namespaces: Vec<String>,
     /// Stored views and external tables.
     pub definitions: Vec<(String, DefinitionKind)>,
+    /// Names renamed away (`<name>.renamed`): their directory is another
+    /// table's now.
+    pub moved: Vec<String>,
 }
 
 /// A warehouse: where its tables live, how to reach the stores, and what
@@ -85,8 +94,10 @@ fn check_directory_name(what: &str, name: &str) -> Result<()> {
 /// away from the names of the warehouse's own files (`<name>.location`).
 pub fn check_table_name(name: &str) -> Result<()> {
     check_directory_name("table", name)?;
-    if name.to_ascii_lowercase().ends_with(LINK_SUFFIX) {
-        return invalid!("invalid table name {name:?}: names ending in {LINK_SUFFIX:?} are the warehouse's own files");
+    for suffix in [LINK_SUFFIX, MOVED_SUFFIX] {
+        if name.to_ascii_lowercase().ends_with(suffix) {
+            return invalid!("invalid table name {name:?}: names ending in {suffix:?} are the warehouse's own files");
+        }
     }
     for kind in super::definitions::DefinitionKind::ALL {
         if name.to_ascii_lowercase().ends_with(kind.suffix()) {
@@ -249,7 +260,13 @@ impl Warehouse {
             .map(str::to_string)
             .collect();
         namespaces.sort();
-        let mut names = dirs;
+        let moved: Vec<String> = listing
+            .objects
+            .iter()
+            .filter_map(|o| o.location.filename()?.strip_suffix(MOVED_SUFFIX).map(str::to_string))
+            .collect();
+        // A renamed table's directory is not a table of its old name.
+        let mut names: Vec<String> = dirs.into_iter().filter(|d| !moved.contains(d)).collect();
         names.extend(
             listing
                 .objects
@@ -273,6 +290,7 @@ impl Warehouse {
             tables: names,
             namespaces,
             definitions,
+            moved,
         })
     }
 
@@ -312,6 +330,66 @@ impl Warehouse {
         } else {
             Err(Error::TableExists(format!("table {name} already exists")))
         }
+    }
+
+    fn moved_path(&self, name: &str) -> Path {
+        self.root.clone().join(format!("{name}{MOVED_SUFFIX}"))
+    }
+
+    /// The rename recorded for `name` (see `catalog::rename`), if any.
+    pub async fn moved(&self, name: &str) -> Result<Option<String>> {
+        match self.store.get(&self.moved_path(name)).await {
+            Ok(r) => Ok(Some(String::from_utf8_lossy(&r.bytes().await?).trim().to_string())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Record that `name` was renamed; `record` says to what (and where
+    /// the table lives), for finishing an interrupted rename.
+    pub async fn mark_moved(&self, name: &str, record: &str) -> Result<()> {
+        let payload = PutPayload::from(format!("{record}\n").into_bytes());
+        self.store.put(&self.moved_path(name), payload).await?;
+        Ok(())
+    }
+
+    /// Remove the rename record of `name` (it is no longer needed: the
+    /// directory `<name>/` holds no other table).
+    pub async fn unmark_moved(&self, name: &str) -> Result<()> {
+        match self.store.delete(&self.moved_path(name)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The warehouse's own root (for a namespace: the warehouse it is in).
+    pub fn warehouse_place(&self) -> StoreLocation {
+        let mut place = self.place();
+        if self.namespace.is_some() {
+            let parts: Vec<_> = place.root.parts().collect();
+            place.root = Path::from_iter(parts[..parts.len().saturating_sub(1)].iter().cloned());
+        }
+        place
+    }
+
+    /// Whether the table at `url` is stored inside this warehouse (so the
+    /// warehouse owns its files: a table renamed, or placed beside a
+    /// renamed one), rather than at a `LOCATION` of its own.
+    pub fn holds(&self, url: &str) -> bool {
+        parse_location(url).is_ok_and(|place| {
+            matches!(
+                place.overlap(&self.warehouse_place()),
+                crate::store::url::Overlap::Inside
+            )
+        })
+    }
+
+    /// A new place in the warehouse for table `name`, when its directory
+    /// `<name>/` holds a renamed table: `<name>@<id>/`, a directory no
+    /// table name can be (so listings skip it).
+    pub fn relocated_table_location(&self, name: &str) -> TableLocation {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        self.table_location(&format!("{name}@{}", &id[..12]))
     }
 
     pub async fn unlink(&self, name: &str) -> Result<()> {

@@ -145,6 +145,12 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
                 .await?;
             Ok(StatementResult::empty())
         }
+        Statement::Rename {
+            from,
+            to,
+            view,
+            if_exists,
+        } => rename(ctx, &from, &to, view, if_exists).await,
         Statement::DropColumn { table, column } => {
             load_warehouse_table(ctx, &table)
                 .await?
@@ -746,6 +752,49 @@ fn refuse_derived_name(name: &str, verb: &str) -> Result<()> {
     Err(Error::Invalid(format!(
         "{name} is read-only ({what} table {base}): {verb} table {base} itself"
     )))
+}
+
+/// `ALTER TABLE | VIEW from RENAME TO to` (see `catalog::rename`): `to`
+/// unqualified stays in `from`'s schema.
+async fn rename(ctx: &SessionContext, from: &str, to: &str, view: bool, if_exists: bool) -> Result<StatementResult> {
+    use crate::catalog::rename::RenameKind;
+    let source = super::statement::table_reference(ctx, from);
+    refuse_derived_name(source.table(), "rename")?;
+    let not_ours = || {
+        Error::Invalid(format!(
+            "cannot rename {from}: it is not in a hidden-partitions warehouse (DataFusion cannot rename tables)"
+        ))
+    };
+    let schema = warehouse_schema(ctx, &source).ok_or_else(not_ours)?;
+    let ws = schema.downcast_ref::<WarehouseSchema>().ok_or_else(not_ours)?;
+    let target = super::statement::table_reference(ctx, to);
+    refuse_derived_name(target.table(), "rename to")?;
+    let target_schema = match &target {
+        TableReference::Bare { .. } => Arc::clone(&schema),
+        qualified => warehouse_schema(ctx, qualified).ok_or_else(|| {
+            Error::Invalid(format!(
+                "cannot rename {from} to {to}: the schema of {to} is not one of the warehouse's"
+            ))
+        })?,
+    };
+    let target_ws = target_schema.downcast_ref::<WarehouseSchema>().ok_or_else(not_ours)?;
+    let label = match &target {
+        TableReference::Bare { table } => table.to_string(),
+        _ if std::ptr::eq(ws, target_ws) => target.table().to_string(),
+        _ => format!(
+            "{}.{}",
+            target_ws.warehouse().namespace.as_deref().unwrap_or("public"),
+            target.table()
+        ),
+    };
+    let kind = if view { RenameKind::View } else { RenameKind::Table };
+    let renamed = ws
+        .rename(source.table(), target_ws, target.table(), &label, kind)
+        .await?;
+    if !renamed && !if_exists {
+        return Err(Error::TableNotFound(from.to_string()));
+    }
+    Ok(StatementResult::empty())
 }
 
 /// `DROP TABLE`: warehouse tables through the catalog (see `catalog::ddl`),

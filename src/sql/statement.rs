@@ -45,6 +45,13 @@ pub enum Statement {
         definition: String,
         if_not_exists: bool,
     },
+    /// `ALTER TABLE [IF EXISTS] t RENAME TO u` / `ALTER VIEW [IF EXISTS] v RENAME TO w`.
+    Rename {
+        from: String,
+        to: String,
+        view: bool,
+        if_exists: bool,
+    },
     /// `ALTER TABLE t DROP COLUMN name`.
     DropColumn { table: String, column: String },
     /// `ALTER TABLE t RENAME COLUMN a TO b`.
@@ -216,6 +223,11 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
     {
         return Ok(schema);
     }
+    if let [Some(Keyword::ALTER), Some(Keyword::TABLE | Keyword::VIEW), ..] = kw.as_slice()
+        && let Some(rename) = rename_statement(tokens, &significant)?
+    {
+        return Ok(rename);
+    }
     if let [Some(Keyword::ALTER), Some(Keyword::TABLE), ..] = kw.as_slice()
         && let Some(alter) = alter_partition(tokens, &significant)?
     {
@@ -332,6 +344,33 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
         sql: stripped,
         partitioned_by,
         location,
+    }))
+}
+
+/// `ALTER TABLE | VIEW [IF EXISTS] name RENAME TO new_name`, or `None` for
+/// other ALTER statements (`RENAME COLUMN` among them).
+fn rename_statement(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Option<Statement>> {
+    let toks: Vec<&Token> = significant.iter().map(|&i| &tokens[i].token).collect();
+    let view = keyword(toks[1]) == Some(Keyword::VIEW);
+    let if_exists = toks.get(2).and_then(|t| keyword(t)) == Some(Keyword::IF)
+        && toks.get(3).and_then(|t| keyword(t)) == Some(Keyword::EXISTS);
+    let (from, k) = object_name(&toks, if if_exists { 4 } else { 2 });
+    if from.is_empty()
+        || toks.get(k).and_then(|t| keyword(t)) != Some(Keyword::RENAME)
+        || toks.get(k + 1).and_then(|t| keyword(t)) != Some(Keyword::TO)
+    {
+        return Ok(None);
+    }
+    let (to, end) = object_name(&toks, k + 2);
+    if to.is_empty() || end != toks.len() {
+        let what = if view { "VIEW" } else { "TABLE" };
+        return Err(syntax(&format!("expected ALTER {what} name RENAME TO new_name")));
+    }
+    Ok(Some(Statement::Rename {
+        from,
+        to,
+        view,
+        if_exists,
     }))
 }
 
