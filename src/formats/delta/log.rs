@@ -2,11 +2,12 @@
 //!
 //! Kernel reads JSON commits and Parquet checkpoints (classic, multi-part,
 //! v2 with sidecars), reconciles `add`/`remove`, and refuses reader
-//! features it cannot read. We take from it, per live file: the path as
-//! logged (relative, URL-encoded), size, raw `partitionValues` (physical
-//! column names), the `stats` JSON string, and the deletion vector's
-//! deleted row indexes. Its API is synchronous: call [`replay`] from a
-//! blocking thread.
+//! features it cannot read. We take from it, as Arrow columns with one row
+//! per live file: the path as logged (relative, URL-encoded), size, the
+//! partition values typed (physical column names), the statistics typed
+//! per column (kernel parses the `stats` JSON once, columnar, or takes a
+//! checkpoint's `stats_parsed`); and each deletion vector's deleted row
+//! indexes. Its API is synchronous: call [`replay`] from a blocking thread.
 //!
 //! Why kernel and not our own log reader: checkpoints in three layouts,
 //! log compaction, `_last_checkpoint`, deletion-vector storage (Z85 inline,
@@ -16,13 +17,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::array::{Array, BooleanArray, RecordBatch};
+use datafusion::arrow::compute::{concat_batches, filter_record_batch};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use delta_kernel::engine::arrow_data::ArrowEngineData;
 use delta_kernel::scan::state::ScanFile;
+use delta_kernel::scan::{PartitionValuesOptions, StatsOptions};
 use delta_kernel::schema::{ColumnMetadataKey, MetadataValue, StructType};
 use delta_kernel::table_features::ColumnMappingMode;
 use delta_kernel::{KernelError, Snapshot};
-use delta_kernel_default_engine::DefaultEngineBuilder;
+use delta_kernel_default_engine::executor::TaskExecutor;
+use delta_kernel_default_engine::executor::tokio::TokioMultiThreadExecutor;
+use delta_kernel_default_engine::{DefaultEngine, DefaultEngineBuilder};
 use object_store::ObjectStore;
 
 use crate::error::{Error, Result};
@@ -42,19 +48,6 @@ const SUPPORTED_READER_FEATURES: &[&str] = &[
     "variantType",
     "variantType-preview",
 ];
-
-/// One live data file.
-#[derive(Debug, Clone)]
-pub struct LogFile {
-    /// As logged: relative to the table root and URL-encoded (or an absolute URL).
-    pub path: String,
-    pub size: u64,
-    /// Physical column name → raw value (`None` for JSON null).
-    pub partition_values: HashMap<String, Option<String>>,
-    pub stats: Option<String>,
-    /// Deleted row indexes from the file's deletion vector.
-    pub deleted: Option<Vec<u64>>,
-}
 
 /// One column of the logical schema.
 #[derive(Debug, Clone)]
@@ -76,7 +69,14 @@ pub struct LogSnapshot {
     pub schema: Arc<StructType>,
     pub partition_columns: Vec<String>,
     pub column_mapping: ColumnMappingMode,
-    pub files: Vec<LogFile>,
+    /// The live files, one row each, as kernel's scan metadata gives them:
+    /// `path` (as logged: relative, URL-encoded, or an absolute URL),
+    /// `size`, `stats_parsed` (`numRecords`, `nullCount`, `minValues`,
+    /// `maxValues` typed by column, physical names) and, for a partitioned
+    /// table, `partitionValues_parsed` (typed, physical names).
+    pub files: RecordBatch,
+    /// Deleted row indexes from each deletion vector, by logged path.
+    pub deleted: HashMap<String, Vec<u64>>,
 }
 
 fn kernel_error(table: &str, e: KernelError) -> Error {
@@ -92,19 +92,36 @@ fn kernel_error(table: &str, e: KernelError) -> Error {
 }
 
 fn collect(acc: &mut Vec<ScanFile>, f: ScanFile) {
-    acc.push(f);
+    if f.dv_info.has_vector() {
+        acc.push(f);
+    }
 }
+
+/// The columns of the scan metadata we read, in this order.
+const FILE_COLUMNS: [&str; 4] = ["path", "size", "stats_parsed", "partitionValues_parsed"];
 
 /// Replay the log of the table at `root` (a URL ending in `/`) at `version`
 /// (latest when `None`). Blocking.
 pub fn replay(store: Arc<dyn ObjectStore>, root: &str, version: Option<u64>) -> Result<LogSnapshot> {
-    let engine = DefaultEngineBuilder::new(store).build();
+    // Kernel's I/O on the caller's runtime when there is a multi-threaded
+    // one (no thread and runtime of its own per replay).
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            let executor = Arc::new(TokioMultiThreadExecutor::new(handle));
+            let engine = DefaultEngineBuilder::new(store).with_task_executor(executor).build();
+            replay_with(&engine, root, version)
+        }
+        _ => replay_with(&DefaultEngineBuilder::new(store).build(), root, version),
+    }
+}
+
+fn replay_with<E: TaskExecutor>(engine: &DefaultEngine<E>, root: &str, version: Option<u64>) -> Result<LogSnapshot> {
     let err = |e: KernelError| kernel_error(root, e);
     let mut builder = Snapshot::builder_for(root);
     if let Some(v) = version {
         builder = builder.at_version(v);
     }
-    let snapshot = builder.build(&engine).map_err(err)?;
+    let snapshot = builder.build(engine).map_err(err)?;
     let config = snapshot.table_configuration();
     let protocol = config.protocol();
     if protocol.min_reader_version() >= 3 {
@@ -141,41 +158,60 @@ pub fn replay(store: Arc<dyn ObjectStore>, root: &str, version: Option<u64>) -> 
         .collect();
     let partition_columns = metadata.partition_columns().to_vec();
     let table_id = metadata.id().to_string();
-    let timestamp_ms = snapshot.get_timestamp(&engine).unwrap_or(0);
+    let timestamp_ms = snapshot.get_timestamp(engine).unwrap_or(0);
     let version_read = snapshot.version();
-    let scan = Arc::clone(&snapshot).scan_builder().build().map_err(err)?;
+    // Typed statistics and partition values, straight from kernel (parsed
+    // once, columnar; a checkpoint's own typed columns when it has them),
+    // and no per-file transform expressions: our scan adds partition values.
+    let scan = Arc::clone(&snapshot)
+        .scan_builder()
+        .without_row_transforms()
+        .with_stats(StatsOptions::all_struct())
+        .with_partition_values(PartitionValuesOptions::with_struct())
+        .build()
+        .map_err(err)?;
     let table_root = scan.table_root().clone();
-    let mut files = Vec::new();
-    for meta in scan.scan_metadata(&engine).map_err(err)? {
+    let mut batches = Vec::new();
+    let mut deleted = HashMap::new();
+    for meta in scan.scan_metadata(engine).map_err(err)? {
         let meta = meta.map_err(err)?;
-        // The stats JSON is not in ScanFile: read it from the batch by path.
-        let mut stats_by_path: HashMap<String, String> = HashMap::new();
-        if let Some(data) = meta.scan_files.data().any_ref().downcast_ref::<ArrowEngineData>() {
-            let batch = data.record_batch();
-            if let (Some(paths), Some(stats)) = (batch.column_by_name("path"), batch.column_by_name("stats")) {
-                let (paths, stats) = (paths.as_string::<i32>(), stats.as_string::<i32>());
-                for i in 0..batch.num_rows() {
-                    if paths.is_valid(i) && stats.is_valid(i) {
-                        stats_by_path.insert(paths.value(i).to_string(), stats.value(i).to_string());
-                    }
+        let Some(data) = meta.scan_files.data().any_ref().downcast_ref::<ArrowEngineData>() else {
+            return Err(Error::Invalid(format!(
+                "Delta table {root}: kernel returned scan metadata that is not Arrow data"
+            )));
+        };
+        let batch = data.record_batch();
+        let mut selected: Vec<bool> = meta.scan_files.selection_vector().to_vec();
+        selected.resize(batch.num_rows(), true);
+        let batch = filter_record_batch(batch, &BooleanArray::from(selected))?;
+        if batch.num_rows() == 0 {
+            continue;
+        }
+        let dv = batch.column_by_name("deletionVector");
+        if dv.is_some_and(|dv| dv.null_count() < dv.len()) {
+            for f in meta.visit_scan_files(Vec::new(), collect).map_err(err)? {
+                if let Some(rows) = f.dv_info.get_row_indexes(engine, &table_root).map_err(err)? {
+                    deleted.insert(f.path, rows);
                 }
             }
         }
-        for f in meta.visit_scan_files(Vec::new(), collect).map_err(err)? {
-            let deleted = if f.dv_info.has_vector() {
-                f.dv_info.get_row_indexes(&engine, &table_root).map_err(err)?
-            } else {
-                None
-            };
-            files.push(LogFile {
-                stats: stats_by_path.remove(&f.path),
-                size: f.size.max(0) as u64,
-                partition_values: f.partition_values.into_iter().map(|(k, v)| (k, Some(v))).collect(),
-                path: f.path,
-                deleted,
-            });
+        let mut fields = Vec::new();
+        let mut arrays = Vec::new();
+        for name in FILE_COLUMNS {
+            if let Ok(i) = batch.schema().index_of(name) {
+                fields.push(batch.schema().field(i).clone());
+                arrays.push(Arc::clone(batch.column(i)));
+            }
         }
+        batches.push(RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), arrays)?);
     }
+    let files = match batches.first() {
+        Some(first) => concat_batches(&first.schema(), &batches)?,
+        None => RecordBatch::new_empty(Arc::new(ArrowSchema::new(vec![
+            Field::new("path", DataType::Utf8, true),
+            Field::new("size", DataType::Int64, true),
+        ]))),
+    };
     Ok(LogSnapshot {
         version: version_read,
         timestamp_ms,
@@ -185,5 +221,6 @@ pub fn replay(store: Arc<dyn ObjectStore>, root: &str, version: Option<u64>) -> 
         partition_columns,
         column_mapping: mode,
         files,
+        deleted,
     })
 }

@@ -6,10 +6,11 @@
 //! ```
 //!
 //! 1. `log.rs` — `delta_kernel` replays `_delta_log` (commits, checkpoints,
-//!    protocol checks, deletion vectors);
+//!    protocol checks, deletion vectors) and hands over the live files as
+//!    Arrow columns, statistics and partition values typed;
 //! 2. `convert.rs` — one table spec (identity per partition column, plus
-//!    `generated.rs`' transforms for generated partition columns), typed
-//!    partition values by `values::parse`, `stats.rs`' bounds, manifest
+//!    `generated.rs`' transforms for generated partition columns), manifest
+//!    columns built a column at a time with `stats.rs`' rules for bounds,
 //!    batches grouped by partition.
 //!
 //! Partition columns are not stored in Delta data files: the scan adds them
