@@ -23,6 +23,7 @@ pub mod iceberg;
 pub mod manifest;
 pub mod optimizer;
 pub mod provider;
+pub mod serve;
 pub mod session;
 pub mod slt;
 pub mod spec;

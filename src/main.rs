@@ -18,13 +18,15 @@ use hidden_partitions::{StorageOptions, Warehouse, session_with};
 struct Args {
     /// Warehouse holding the tables: a directory (created if missing) or a
     /// URL such as s3://bucket/prefix, gs://bucket/prefix, az://container/prefix
-    #[arg(long, default_value = "./warehouse")]
+    #[arg(long, default_value = "./warehouse", global = true)]
     warehouse: String,
     /// Object store setting KEY=VALUE (e.g. aws_endpoint=http://127.0.0.1:9000,
     /// aws_region=eu-west-1); may repeat. The standard AWS_*, GOOGLE_* and
     /// AZURE_* environment variables are read as well.
-    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", global = true)]
     storage_option: Vec<String>,
+    #[command(subcommand)]
+    action: Option<Action>,
     /// SQL to run: one or more `;`-separated statements (may repeat)
     #[arg(short = 'c', long = "command")]
     command: Vec<String>,
@@ -44,13 +46,39 @@ struct Args {
     ballista: Option<String>,
 }
 
-async fn open(args: &Args) -> hidden_partitions::Result<datafusion::prelude::SessionContext> {
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Serve the warehouse as an Iceberg REST catalog (pyiceberg, DuckDB,
+    /// Spark and Trino attach it by its URL)
+    Serve {
+        /// Address to listen on (127.0.0.1: this machine only; 0.0.0.0 opens
+        /// it to the network)
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[arg(long, default_value_t = 8181)]
+        port: u16,
+        /// Require `Authorization: Bearer <TOKEN>` on every request (also
+        /// from the environment variable HIDDEN_PARTITIONS_TOKEN)
+        #[arg(long, value_name = "TOKEN")]
+        token: Option<String>,
+        /// Hand clients the store's credentials with each table (by default
+        /// only its endpoint and region)
+        #[arg(long)]
+        vend_credentials: bool,
+    },
+}
+
+fn warehouse(args: &Args) -> hidden_partitions::Result<Warehouse> {
     let mut options = StorageOptions::new();
     for pair in &args.storage_option {
         let (k, v) = StorageOptions::parse_pair(pair)?;
         options = options.with(k, v);
     }
-    let warehouse = Warehouse::open(&args.warehouse, options)?;
+    Warehouse::open(&args.warehouse, options)
+}
+
+async fn open(args: &Args) -> hidden_partitions::Result<datafusion::prelude::SessionContext> {
+    let warehouse = warehouse(args)?;
     match &args.ballista {
         None => session_with(warehouse).await,
         Some(url) => remote(url, warehouse).await,
@@ -99,6 +127,32 @@ async fn main() -> ExitCode {
         Ok(args) => args,
         Err(e) => e.exit(),
     };
+    if let Some(Action::Serve {
+        host,
+        port,
+        token,
+        vend_credentials,
+    }) = &args.action
+    {
+        let options = hidden_partitions::serve::ServeOptions {
+            host: host.clone(),
+            port: *port,
+            token: token.clone().or_else(|| std::env::var("HIDDEN_PARTITIONS_TOKEN").ok()),
+            vend_credentials: *vend_credentials,
+            ..Default::default()
+        };
+        let served = match warehouse(&args) {
+            Ok(w) => hidden_partitions::serve::serve(w, options).await,
+            Err(e) => Err(e),
+        };
+        return match served {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("Error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let ctx = match open(&args).await {
         Ok(ctx) => ctx,
         Err(e) => {

@@ -533,6 +533,25 @@ impl WarehouseSchema {
         Ok(dropped)
     }
 
+    /// End table `name` keeping every file (an Iceberg REST drop without
+    /// purge): a table the warehouse owns gets a tombstone, a link is
+    /// removed. `false` when there is no such table.
+    pub async fn drop_keeping_files(&self, name: &str) -> Result<bool> {
+        check_table_name(name)?;
+        let entry = self.entry(name).await?;
+        if !self.entry_live(&entry).await? {
+            return Ok(false);
+        }
+        if entry.owned() {
+            entry.location.drop_table().await?;
+        }
+        if entry.linked {
+            self.warehouse().unlink(name).await?;
+        }
+        self.forget_name(name);
+        Ok(true)
+    }
+
     /// DROP of a table whose latest metadata cannot be read: nothing tells
     /// which files are its own, so none is deleted (see the module docs).
     async fn drop_damaged(&self, name: &str, entry: TableEntry, purge_files: bool, problem: String) -> Result<Dropped> {

@@ -7,6 +7,7 @@ pub mod metadata_tables;
 pub mod namespace;
 pub mod read_only;
 pub mod rename;
+pub mod rest;
 pub mod schema;
 pub mod show_create;
 pub mod stores;

@@ -239,6 +239,15 @@ impl WarehouseSchema {
         }
     }
 
+    /// The names of our tables as last listed (dropped ones may be among
+    /// them until their tombstone is read).
+    pub fn table_names_listed(&self) -> Vec<String> {
+        self.names
+            .read()
+            .map(|n| n.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Forget a dropped table's name.
     pub fn forget_name(&self, name: &str) {
         if let Ok(mut guard) = self.names.write() {

@@ -14,6 +14,7 @@
 //! | `<name>@<id>/metadata/…`   | a table stored in the warehouse under a name whose |
 //! |                            | directory a renamed table keeps (linked by `<name>.location`) |
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -191,6 +192,53 @@ impl Warehouse {
         let path = self.namespace_marker(name);
         let payload = PutPayload::from(format!("{{\"namespace\": {:?}}}\n", name).into_bytes());
         crate::store::commit::put_if_absent(self.store.as_ref(), &path, payload, self.options.single_writer()).await
+    }
+
+    /// The marker of namespace `name`, or of the warehouse's own namespace
+    /// (`None`: `<warehouse>/.namespace`).
+    fn properties_marker(&self, name: Option<&str>) -> Path {
+        match name {
+            Some(name) => self.namespace_marker(name),
+            None => self.root.clone().join(NAMESPACE_MARKER),
+        }
+    }
+
+    /// The properties of namespace `name` (`None`: the warehouse's own),
+    /// kept in its marker; empty when it has none.
+    pub async fn namespace_properties(&self, name: Option<&str>) -> Result<BTreeMap<String, String>> {
+        let path = self.properties_marker(name);
+        let bytes = match self.store.get(&path).await {
+            Ok(r) => r.bytes().await?,
+            Err(object_store::Error::NotFound { .. }) => return Ok(BTreeMap::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let doc: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Format(format!("{path}: not a namespace marker: {e}")))?;
+        Ok(doc
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// Store the properties of namespace `name` (`None`: the warehouse's
+    /// own) in its marker (the last writer's set wins).
+    pub async fn set_namespace_properties(
+        &self,
+        name: Option<&str>,
+        properties: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        let doc = serde_json::json!({"namespace": name.unwrap_or("public"), "properties": properties});
+        let mut bytes = serde_json::to_vec_pretty(&doc)?;
+        bytes.push(b'\n');
+        self.store
+            .put(&self.properties_marker(name), PutPayload::from(bytes))
+            .await?;
+        Ok(())
     }
 
     /// Remove namespace `name`'s marker (its tables must be gone already),

@@ -108,11 +108,13 @@ impl TableLocation {
         // Row ids given by the lists of this commit, for manifests that an
         // older snapshot written now shares with a newer one.
         let mut assigned = HashMap::new();
+        // Likewise the sequence numbers of new twins (the older snapshot's).
+        let mut sequences = HashMap::new();
         for index in 0..md.snapshots.len() {
             if md.snapshots[index].manifest_list.is_some() {
                 continue;
             }
-            let result = self.write_list(md, index, &mut assigned).await;
+            let result = self.write_list(md, index, &mut assigned, &mut sequences).await;
             match result {
                 Ok(path) => written.push(path),
                 Err(e) => {
@@ -200,10 +202,19 @@ impl TableLocation {
         md: &mut TableMetadata,
         index: usize,
         assigned: &mut HashMap<String, i64>,
+        sequences: &mut HashMap<String, i64>,
     ) -> Result<Path> {
         let snapshot = &mut md.snapshots[index];
         for manifest in &mut snapshot.manifests {
+            if let Some(twin) = manifest.iceberg.as_mut()
+                && twin.sequence_number.is_none()
+            {
+                twin.sequence_number = sequences.get(&manifest.path).copied();
+            }
             assign_sequence_number(manifest, snapshot.snapshot_id, snapshot.sequence_number)?;
+            if let Some(seq) = manifest.iceberg.as_ref().and_then(|t| t.sequence_number) {
+                sequences.insert(manifest.path.clone(), seq);
+            }
         }
         assign_row_ids(md, index, assigned)?;
         let snapshot = &md.snapshots[index];

@@ -138,7 +138,16 @@ impl Table {
                     .unwrap_or_else(|| PartitionSpec::default_name(&def.transform, &source.name)),
             });
         }
-        let partition_spec = PartitionSpec { fields };
+        Self::initial_metadata_of(schema, PartitionSpec { fields }, BTreeMap::new())
+    }
+
+    /// The first metadata version of a table with `schema` (field ids as
+    /// given), `partition_spec` and `properties`.
+    pub fn initial_metadata_of(
+        schema: Schema,
+        partition_spec: PartitionSpec,
+        properties: BTreeMap<String, String>,
+    ) -> Result<TableMetadata> {
         partition_spec.validate(&schema)?;
         let last_partition_id = partition_spec.highest_field_id();
         let table_uuid = uuid::Uuid::new_v4().to_string();
@@ -164,7 +173,7 @@ impl Table {
             }],
             current_snapshot_id: None,
             snapshots: Vec::new(),
-            properties: BTreeMap::new(),
+            properties,
             refs: BTreeMap::new(),
         })
     }

@@ -155,7 +155,7 @@ fn normalize_types(value: &mut Json, file: &str) -> Result<()> {
     }
 }
 
-fn parse_schema(doc: &Json, file: &str) -> Result<(i32, Schema)> {
+pub(crate) fn parse_schema(doc: &Json, file: &str) -> Result<(i32, Schema)> {
     let id = doc.get("schema-id").and_then(Json::as_i64).unwrap_or(0) as i32;
     let mut doc = doc.clone();
     normalize_types(&mut doc, file)?;

@@ -18,6 +18,7 @@
 //! (e.g. added with `add_files`) through the table's
 //! `schema.name-mapping.default`.
 
+pub mod adopt;
 pub mod avro;
 pub mod commit;
 pub mod container;

@@ -1,0 +1,304 @@
+//! A snapshot another engine wrote for a table of ours (an Iceberg REST
+//! `add-snapshot`: pyiceberg, DuckDB, Spark), turned into a [`Change`] of
+//! ours, so the table stays ours: pruned from our manifests, changed by our
+//! statements, written on the Iceberg side by our own commit.
+//!
+//! The client wrote data files, Avro manifests and a manifest list, and
+//! names the list. What the snapshot holds is read from it:
+//!
+//! | listed manifest                         | becomes                                             |
+//! |-----------------------------------------|-----------------------------------------------------|
+//! | the Iceberg twin of one of our manifests | that manifest, kept as it is                       |
+//! | one the client wrote                     | its live entries: files of the parent snapshot (survivors of a rewrite) or new files |
+//! | a manifest of delete files               | refused (merge-on-read is not supported yet)        |
+//!
+//! A manifest of the parent snapshot that lost files is replaced by one
+//! listing its files the client still lists (our own survivors, with their
+//! sequence numbers and row ids); one whose files the client lists again
+//! elsewhere (a rewritten manifest) stays as it is; the new files go into
+//! one manifest per table spec. So the snapshot lists exactly the
+//! files the client's snapshot lists, each once, in manifests of ours (and
+//! their twins): the client's manifests and list are not referenced by the
+//! table afterwards (they stay where the client wrote them).
+//!
+//! ```text
+//! parent: [M1 (a, b), M2 (c)]        client's list: [twin(M1), C1 (c: EXISTING, d: ADDED)]
+//! change: keep M1, replace M2 by M2' (c, our entry), add M3 (d)
+//! ```
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use datafusion::arrow::array::AsArray;
+use object_store::ObjectStoreExt;
+use serde_json::Value as Json;
+
+use super::convert::SpecMapping;
+use super::manifest::IcebergManifests;
+use super::manifest_list::read_manifest_list;
+use super::metadata::{IcebergSpec, Rebase};
+use crate::error::{Error, Result};
+use crate::manifest::format::{PATH, data_files};
+use crate::manifest::{DataFile, read_manifest};
+use crate::provider::planning::PlannedFile;
+use crate::spec::{ManifestFile, TableMetadata};
+use crate::store::TableLocation;
+use crate::table::change::{Change, Operation};
+
+/// The fields of an Iceberg snapshot that a commit of ours takes over.
+#[derive(Debug, Clone)]
+pub struct ForeignSnapshot {
+    pub snapshot_id: i64,
+    pub parent_snapshot_id: Option<i64>,
+    pub sequence_number: Option<i64>,
+    pub timestamp_ms: i64,
+    pub manifest_list: String,
+    pub operation: String,
+    pub summary: BTreeMap<String, String>,
+    pub schema_id: Option<i32>,
+}
+
+impl ForeignSnapshot {
+    /// From the `snapshot` object of an `add-snapshot` update.
+    pub fn parse(doc: &Json) -> Result<Self> {
+        let bad = |what: &str| Error::Invalid(format!("add-snapshot: the snapshot has no valid {what}"));
+        let int = |key: &str| doc.get(key).and_then(Json::as_i64);
+        let summary: BTreeMap<String, String> = doc
+            .get("summary")
+            .and_then(Json::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Self {
+            snapshot_id: int("snapshot-id").ok_or_else(|| bad("snapshot-id"))?,
+            parent_snapshot_id: int("parent-snapshot-id"),
+            sequence_number: int("sequence-number"),
+            timestamp_ms: int("timestamp-ms").ok_or_else(|| bad("timestamp-ms"))?,
+            manifest_list: doc
+                .get("manifest-list")
+                .and_then(Json::as_str)
+                .ok_or_else(|| bad("manifest-list"))?
+                .to_string(),
+            operation: summary
+                .get("operation")
+                .cloned()
+                .ok_or_else(|| bad("summary.operation"))?,
+            summary,
+            schema_id: int("schema-id").map(|i| i as i32),
+        })
+    }
+
+    /// Our operation for the snapshot's Iceberg operation.
+    fn operation(&self) -> Result<Operation> {
+        Ok(match self.operation.as_str() {
+            "append" => Operation::Append,
+            "overwrite" => Operation::Overwrite,
+            "delete" => Operation::Delete,
+            "replace" => Operation::Optimize,
+            other => {
+                return Err(Error::Invalid(format!(
+                    "add-snapshot: unknown operation {other:?} (expected append, overwrite, delete or replace)"
+                )));
+            }
+        })
+    }
+}
+
+/// Turn `snapshot` (written by another engine on top of the current
+/// snapshot of `md`, a table of ours at `location`) into a change. The
+/// manifests it writes are deleted again if building it fails.
+pub async fn adopt(
+    location: &TableLocation,
+    md: &TableMetadata,
+    snapshot: &ForeignSnapshot,
+    table: &str,
+) -> Result<Change> {
+    if md.snapshot(snapshot.snapshot_id).is_some() {
+        return Err(Error::CommitConflict {
+            table: table.to_string(),
+            detail: format!("snapshot {} is already in the table", snapshot.snapshot_id),
+        });
+    }
+    if snapshot.parent_snapshot_id != md.current_snapshot_id {
+        return Err(Error::CommitConflict {
+            table: table.to_string(),
+            detail: format!(
+                "snapshot {} was written on top of snapshot {}, but the table is at {}",
+                snapshot.snapshot_id,
+                snapshot
+                    .parent_snapshot_id
+                    .map_or("none".to_string(), |p| p.to_string()),
+                md.current_snapshot_id.map_or("none".to_string(), |p| p.to_string()),
+            ),
+        });
+    }
+    if let Some(seq) = snapshot.sequence_number
+        && seq != md.last_sequence_number + 1
+    {
+        return Err(Error::CommitConflict {
+            table: table.to_string(),
+            detail: format!(
+                "snapshot {} has sequence number {seq}, but the next one is {}",
+                snapshot.snapshot_id,
+                md.last_sequence_number + 1
+            ),
+        });
+    }
+    let written = md
+        .location
+        .clone()
+        .ok_or_else(|| Error::Invalid(format!("table {table} has no Iceberg location")))?;
+    let rebase = Rebase::new(&written);
+    let list_path = rebase.resolve(location, &snapshot.manifest_list)?;
+    let bytes = match location.store.get(&list_path).await {
+        Ok(r) => r.bytes().await?,
+        Err(object_store::Error::NotFound { .. }) => {
+            return Err(Error::Invalid(format!(
+                "add-snapshot: manifest list {} does not exist",
+                snapshot.manifest_list
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let listed = read_manifest_list(&bytes, &snapshot.manifest_list)?;
+
+    // Our manifests by the stored path of their twin (any snapshot's).
+    let mut twins: HashMap<&str, &ManifestFile> = HashMap::new();
+    for s in &md.snapshots {
+        for m in &s.manifests {
+            if let Some(t) = &m.iceberg {
+                twins.insert(t.path.as_str(), m);
+            }
+        }
+    }
+    let parent = md.current_snapshot();
+    let parent_manifests: Vec<&ManifestFile> = parent.map(|s| s.manifests.iter().collect()).unwrap_or_default();
+    let mut kept: HashSet<&str> = HashSet::new();
+    let mut theirs = HashMap::new();
+    for entry in &listed {
+        if entry.content != 0 {
+            return Err(Error::Invalid(format!(
+                "add-snapshot: manifest {} lists delete files; merge-on-read deletes are not supported on tables of this catalog yet (write with copy-on-write)",
+                entry.path
+            )));
+        }
+        let stored = rebase.stored(&entry.path)?;
+        match twins.get(stored.as_str()) {
+            Some(ours) => {
+                if !parent_manifests.iter().any(|p| p.path == ours.path) {
+                    return Err(Error::CommitConflict {
+                        table: table.to_string(),
+                        detail: format!(
+                            "snapshot {} lists manifest {} which is not in the current snapshot",
+                            snapshot.snapshot_id, entry.path
+                        ),
+                    });
+                }
+                kept.insert(ours.path.as_str());
+            }
+            None => {
+                theirs.insert(stored, entry.clone());
+            }
+        }
+    }
+
+    // The client's live entries, as data files of our specs.
+    let specs: HashMap<i32, SpecMapping> = md
+        .table_specs
+        .iter()
+        .map(|s| (s.spec_id, SpecMapping::new(&IcebergSpec::of(s), &s.schema)))
+        .collect();
+    let stored_paths: Vec<String> = theirs.keys().cloned().collect();
+    let manifests = IcebergManifests::new(rebase, theirs, specs);
+    let mut listed_files: Vec<DataFile> = Vec::new();
+    for stored in &stored_paths {
+        let batch = manifests.batch(location, stored, None).await?;
+        if batch.num_rows() == 0 {
+            continue;
+        }
+        let spec_id = batch.column_by_name(crate::manifest::format::SPEC_ID).and_then(|c| {
+            c.as_primitive_opt::<datafusion::arrow::datatypes::Int32Type>()
+                .map(|a| a.value(0))
+        });
+        let Some(spec) = spec_id.and_then(|id| md.table_specs.iter().find(|s| s.spec_id == id)) else {
+            return Err(Error::Invalid(format!(
+                "add-snapshot: manifest {stored} is of a partition spec the table does not have"
+            )));
+        };
+        listed_files.extend(data_files(spec, &batch)?);
+    }
+
+    // Files of the parent's manifests that the list drops.
+    let mut dropped: HashMap<String, (usize, u64)> = HashMap::new();
+    for (index, m) in parent_manifests.iter().enumerate() {
+        if kept.contains(m.path.as_str()) {
+            continue;
+        }
+        let spec = md.spec(m.spec_id)?;
+        let batch = read_manifest(location, m, spec, Some(&[PATH.to_string(), "record_count".to_string()])).await?;
+        let paths = batch
+            .column_by_name(PATH)
+            .map(|c| c.as_string::<i32>().clone())
+            .ok_or_else(|| Error::Format(format!("manifest {} has no path column", m.path)))?;
+        let counts = batch
+            .column_by_name("record_count")
+            .and_then(|c| c.as_primitive_opt::<datafusion::arrow::datatypes::Int64Type>().cloned());
+        for (row, p) in paths.iter().enumerate() {
+            if let Some(p) = p {
+                let rows = counts.as_ref().map_or(0, |c| c.value(row).max(0) as u64);
+                dropped.insert(p.to_string(), (index, rows));
+            }
+        }
+    }
+    let mut still: HashSet<String> = HashSet::new();
+    let mut added: BTreeMap<i32, Vec<DataFile>> = BTreeMap::new();
+    for mut f in listed_files {
+        if dropped.contains_key(&f.path) {
+            if !still.insert(f.path.clone()) {
+                return Err(Error::Invalid(format!(
+                    "add-snapshot: data file {} is listed twice",
+                    f.path
+                )));
+            }
+            continue;
+        }
+        // Row lineage is assigned by our commit.
+        f.first_row_id = None;
+        added.entry(f.spec_id).or_default().push(f);
+    }
+    let removed: Vec<PlannedFile> = dropped
+        .iter()
+        .filter(|(p, _)| !still.contains(*p))
+        .map(|(p, (manifest, rows))| {
+            Ok(PlannedFile {
+                path: location.resolve(p)?,
+                size: 0,
+                record_count: *rows,
+                spec_id: 0,
+                partition: Vec::new(),
+                manifest: *manifest,
+            })
+        })
+        .collect::<Result<_>>()?;
+    // A parent manifest the client rewrote without dropping a file stays
+    // as it is; one that lost files is rewritten with the rest.
+    let mut change = Change::new(snapshot.operation()?, md.current_snapshot_id);
+    change.snapshot_id = snapshot.snapshot_id;
+    let built = async {
+        if let Some(parent) = parent {
+            change.remove_files(location, md, parent, &removed).await?;
+        }
+        for (spec_id, files) in &added {
+            change.add_files(location, md.spec(*spec_id)?, files).await?;
+        }
+        Ok::<_, Error>(())
+    }
+    .await;
+    if let Err(e) = built {
+        change.discard(location).await;
+        return Err(e);
+    }
+    Ok(change)
+}

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Use our Iceberg REST catalog (`hidden-partitions serve`) from clients nobody here wrote:
+pyiceberg 0.12's RestCatalog and DuckDB 1.4.4 with its iceberg and httpfs extensions.
+
+tests/rest_catalog.rs starts the server and runs one step per call, then checks the rows with
+our own engine on the same warehouse. Rows are rendered by iceberg_read.py's rules, so they
+compare as JSON with our side.
+
+    rest_catalog.py pyiceberg-create URI           namespace ns, table ns.events (day(ts), bucket(16, id)), 3 rows
+    rest_catalog.py pyiceberg-evolve URI           overwrite, delete by filter, schema and spec evolution, append, time travel
+    rest_catalog.py pyiceberg-rename URI FROM TO   rename, then read under the new name
+    rest_catalog.py pyiceberg-drop URI TABLE PURGE drop (purge: true|false), then list
+    rest_catalog.py pyiceberg-read URI TABLE [FILTER]
+    rest_catalog.py duckdb URI TABLE               ATTACH, SHOW ALL TABLES, SELECT with a filter, INSERT, SELECT
+    rest_catalog.py append URI TABLE ENGINE START COUNT
+                                                   COUNT appends of one row (id START, START+1, …), each
+                                                   retried on a 409; prints {"appended": n, "retries": r}
+    rest_catalog.py errors URI                     bad input: each answer's code and type
+
+Each prints one JSON object on stdout; an engine error exits 1 with the message on stderr.
+Set HP_CATALOG_TOKEN to send a bearer token.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from iceberg_read import duckdb_connection, render_table  # noqa: E402
+
+
+def catalog(uri: str):
+    from pyiceberg.catalog.rest import RestCatalog
+
+    props = {"uri": uri}
+    token = os.environ.get("HP_CATALOG_TOKEN")
+    if token:
+        props["token"] = token
+    return RestCatalog("hp", **props)
+
+
+def rows(arrow) -> list:
+    return sorted(render_table(arrow), key=lambda r: json.dumps(r, sort_keys=True))
+
+
+def events_arrow(data: list, with_note: bool = False):
+    import datetime as dt
+
+    import pyarrow as pa
+
+    fields = [
+        pa.field("id", pa.int64()),
+        pa.field("ts", pa.timestamp("us")),
+        pa.field("name", pa.string()),
+    ]
+    if with_note:
+        fields.append(pa.field("note", pa.string()))
+    columns = list(zip(*data)) if data else [[] for _ in fields]
+    arrays = []
+    for f, values in zip(fields, columns):
+        if f.name == "ts":
+            values = [dt.datetime.fromisoformat(v) for v in values]
+        arrays.append(pa.array(list(values), type=f.type))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def pyiceberg_create(uri: str) -> dict:
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import BucketTransform, DayTransform
+    from pyiceberg.types import LongType, NestedField, StringType, TimestampType
+
+    cat = catalog(uri)
+    cat.create_namespace("ns")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "ts", TimestampType(), required=False),
+        NestedField(3, "name", StringType(), required=False),
+    )
+    spec = PartitionSpec(
+        PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day"),
+        PartitionField(source_id=1, field_id=1001, transform=BucketTransform(16), name="id_bucket"),
+    )
+    table = cat.create_table("ns.events", schema=schema, partition_spec=spec)
+    table.append(
+        events_arrow(
+            [
+                (1, "2024-01-01T10:00:00", "a"),
+                (2, "2024-01-02T10:00:00", "b"),
+                (3, "2024-01-02T11:00:00", "c"),
+            ]
+        )
+    )
+    table = cat.load_table("ns.events")
+    return {
+        "namespaces": sorted(".".join(n) for n in cat.list_namespaces()),
+        "tables": sorted(".".join(i) for i in cat.list_tables("ns")),
+        "rows": rows(table.scan().to_arrow()),
+        "day2_files": len(list(table.scan(row_filter="ts >= '2024-01-02T00:00:00'").plan_files())),
+        "all_files": len(list(table.scan().plan_files())),
+        "snapshot": table.current_snapshot().snapshot_id,
+    }
+
+
+def pyiceberg_evolve(uri: str) -> dict:
+    from pyiceberg.types import StringType
+
+    cat = catalog(uri)
+    table = cat.load_table("ns.events")
+    first = table.current_snapshot().snapshot_id
+    table.overwrite(events_arrow([(1, "2024-01-01T12:00:00", "a2")]), overwrite_filter="id = 1")
+    table.delete("id = 2")
+    with table.update_schema() as update:
+        update.add_column("note", StringType())
+    with table.update_spec() as update:
+        update.add_identity("name")
+    table.append(events_arrow([(4, "2024-01-03T09:00:00", "d", "new")], with_note=True))
+    table = cat.load_table("ns.events")
+    return {
+        "rows": rows(table.scan().to_arrow()),
+        "first": rows(table.scan(snapshot_id=first).to_arrow()),
+        "snapshots": len(table.metadata.snapshots),
+        "specs": len(table.metadata.partition_specs),
+        "fields": [f.name for f in table.schema().fields],
+        "name_d_files": len(list(table.scan(row_filter="name = 'd'").plan_files())),
+    }
+
+
+def pyiceberg_rename(uri: str, source: str, target: str) -> dict:
+    cat = catalog(uri)
+    cat.rename_table(source, target)
+    table = cat.load_table(target)
+    missing = False
+    try:
+        cat.load_table(source)
+    except Exception as e:  # NoSuchTableError
+        missing = type(e).__name__
+    return {"rows": rows(table.scan().to_arrow()), "old_name": missing}
+
+
+def pyiceberg_drop(uri: str, name: str, purge: bool) -> dict:
+    cat = catalog(uri)
+    if purge:
+        cat.purge_table(name)
+    else:
+        cat.drop_table(name)
+    namespace = name.rsplit(".", 1)[0]
+    return {"tables": sorted(".".join(i) for i in cat.list_tables(namespace))}
+
+
+def pyiceberg_read(uri: str, name: str, row_filter: str | None) -> dict:
+    table = catalog(uri).load_table(name)
+    scan = table.scan(row_filter=row_filter) if row_filter else table.scan()
+    return {"rows": rows(scan.to_arrow()), "files": len(list(scan.plan_files()))}
+
+
+def duckdb_attach(uri: str):
+    con = duckdb_connection()
+    token = os.environ.get("HP_CATALOG_TOKEN")
+    if token:
+        con.execute(f"CREATE SECRET (TYPE iceberg, TOKEN '{token}')")
+        con.execute(f"ATTACH 'warehouse' AS hp (TYPE iceberg, ENDPOINT '{uri}')")
+    else:
+        con.execute(f"ATTACH 'warehouse' AS hp (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none')")
+    return con
+
+
+def duckdb_scenario(uri: str, table: str) -> dict:
+    con = duckdb_attach(uri)
+    tables = con.execute("SHOW ALL TABLES").fetchall()
+    listed = sorted(f"{r[1]}.{r[2]}" for r in tables if r[0] == "hp")
+    filtered = con.execute(f"SELECT * FROM hp.{table} WHERE id >= 2").fetch_arrow_table()
+    con.execute(f"INSERT INTO hp.{table} (id, ts, name) VALUES (100, TIMESTAMP '2024-02-01 00:00:00', 'duck')")
+    after = con.execute(f"SELECT * FROM hp.{table}").fetch_arrow_table()
+    return {"tables": listed, "filtered": rows(filtered), "after_insert": rows(after)}
+
+
+def append(uri: str, name: str, engine: str, start: int, count: int) -> dict:
+    retries = 0
+    con = duckdb_attach(uri) if engine == "duckdb" else None
+    cat = catalog(uri) if engine == "pyiceberg" else None
+    for i in range(count):
+        ident = start + i
+        ts = f"2024-03-{1 + ident % 28:02d}T00:00:00"
+        for attempt in range(50):
+            try:
+                if engine == "duckdb":
+                    con.execute(f"INSERT INTO hp.{name} (id, ts, name) VALUES ({ident}, TIMESTAMP '{ts.replace('T', ' ')}', '{engine}')")
+                else:
+                    # pyiceberg retries a 409 itself (reloading the table); a conflict left over is retried here.
+                    cat.load_table(name).append(events_arrow([(ident, ts, engine)]))
+                break
+            except Exception as e:  # a 409 that the client did not retry, or gave up on
+                text = str(e)
+                if "409" not in text and "CommitFailed" not in text and "conflict" not in text.lower():
+                    raise
+                retries += 1
+                time.sleep(0.02 * (attempt + 1))
+        else:
+            raise RuntimeError(f"{engine}: row {ident} never committed")
+    return {"appended": count, "retries": retries}
+
+
+def request(uri: str, method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> tuple:
+    req = urllib.request.Request(uri.rstrip("/") + path, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req) as r:
+            text = r.read().decode()
+            return r.status, json.loads(text) if text else None
+    except urllib.error.HTTPError as e:
+        text = e.read().decode()
+        try:
+            return e.code, json.loads(text)
+        except ValueError:
+            return e.code, text
+
+
+def errors(uri: str) -> dict:
+    out = {}
+    headers = {"Content-Type": "application/json"}
+    token = os.environ.get("HP_CATALOG_TOKEN")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+
+    def kind(answer):
+        code, body = answer
+        typ = body.get("error", {}).get("type") if isinstance(body, dict) else None
+        return [code, typ]
+
+    out["no_namespace"] = kind(request(uri, "GET", "/v1/namespaces/nope/tables", headers=headers))
+    out["no_table"] = kind(request(uri, "GET", "/v1/namespaces/ns/tables/nope", headers=headers))
+    out["bad_json"] = kind(request(uri, "POST", "/v1/namespaces", b"{not json", headers))
+    out["nested"] = kind(request(uri, "POST", "/v1/namespaces", json.dumps({"namespace": ["a", "b"]}).encode(), headers))
+    out["traversal"] = kind(request(uri, "POST", "/v1/namespaces", json.dumps({"namespace": [".."]}).encode(), headers))
+    out["unknown_update"] = kind(
+        request(
+            uri,
+            "POST",
+            "/v1/namespaces/ns/tables/events",
+            json.dumps({"requirements": [], "updates": [{"action": "set-statistics", "snapshot-id": 1}]}).encode(),
+            headers,
+        )
+    )
+    out["failed_requirement"] = kind(
+        request(
+            uri,
+            "POST",
+            "/v1/namespaces/ns/tables/events",
+            json.dumps(
+                {
+                    "requirements": [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": 1}],
+                    "updates": [{"action": "set-properties", "updates": {"k": "v"}}],
+                }
+            ).encode(),
+            headers,
+        )
+    )
+    out["no_token"] = kind(request(uri, "GET", "/v1/namespaces"))
+    big = b'{"namespace": ["' + b"x" * (17 * 1024 * 1024) + b'"]}'
+    out["too_large"] = kind(request(uri, "POST", "/v1/namespaces", big, headers))
+    return out
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__, file=sys.stderr)
+        return 2
+    action, uri = args[0], args[1]
+    if action == "pyiceberg-create":
+        result = pyiceberg_create(uri)
+    elif action == "pyiceberg-evolve":
+        result = pyiceberg_evolve(uri)
+    elif action == "pyiceberg-rename":
+        result = pyiceberg_rename(uri, args[2], args[3])
+    elif action == "pyiceberg-drop":
+        result = pyiceberg_drop(uri, args[2], args[3] == "true")
+    elif action == "pyiceberg-read":
+        result = pyiceberg_read(uri, args[2], args[3] if len(args) > 3 else None)
+    elif action == "duckdb":
+        result = duckdb_scenario(uri, args[2])
+    elif action == "append":
+        result = append(uri, args[2], args[3], int(args[4]), int(args[5]))
+    elif action == "errors":
+        result = errors(uri)
+    else:
+        print(f"unknown action {action}", file=sys.stderr)
+        return 2
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

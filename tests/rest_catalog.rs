@@ -1,0 +1,368 @@
+//! The warehouse as an Iceberg REST catalog (`hidden-partitions serve`),
+//! used by clients nobody here wrote: pyiceberg 0.12's `RestCatalog` and
+//! DuckDB 1.4.4 with its iceberg and httpfs extensions
+//! (`tests/interop/rest_catalog.py`). After each step our own engine reads
+//! the same warehouse and must see what the clients see.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use hidden_partitions::serve::{ServeOptions, bind};
+use hidden_partitions::{Warehouse, execute_sql, session_with};
+use serde_json::{Value, json};
+
+mod common;
+use common::readers::{python, render_batch, runtime, script, sorted, text};
+
+/// A catalog server on a warehouse in a temporary directory, in this process.
+struct Served {
+    url: String,
+    warehouse: PathBuf,
+    _dir: tempfile::TempDir,
+    _runtime: tokio::runtime::Runtime,
+}
+
+fn serve(token: Option<&str>) -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().join("wh");
+    let rt = runtime();
+    let options = ServeOptions {
+        port: 0,
+        token: token.map(str::to_string),
+        log_requests: false,
+        ..Default::default()
+    };
+    let (address, server) = rt
+        .block_on(bind(Warehouse::local(&warehouse).unwrap(), options))
+        .unwrap();
+    rt.spawn(server);
+    Served {
+        url: format!("http://{address}"),
+        warehouse,
+        _dir: dir,
+        _runtime: rt,
+    }
+}
+
+/// One step of `rest_catalog.py`; its JSON.
+fn client(python: &Path, url: &str, token: Option<&str>, args: &[&str]) -> Value {
+    let o = client_command(python, url, token, args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "rest_catalog.py {args:?} failed: {}",
+        text(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stdout)))
+}
+
+fn client_command(python: &Path, url: &str, token: Option<&str>, args: &[&str]) -> Command {
+    let mut c = Command::new(python);
+    c.arg(script("rest_catalog.py")).arg(args[0]).arg(url).args(&args[1..]);
+    match token {
+        Some(t) => c.env("HP_CATALOG_TOKEN", t),
+        None => c.env_remove("HP_CATALOG_TOKEN"),
+    };
+    c
+}
+
+/// Our rows for a query on the warehouse, rendered as the clients' are.
+fn ours(warehouse: &Path, sql: &str) -> Vec<Value> {
+    let (warehouse, sql) = (warehouse.to_path_buf(), sql.to_string());
+    let batches = runtime().block_on(async move {
+        let ctx = session_with(Warehouse::local(&warehouse).unwrap()).await.unwrap();
+        let mut results = execute_sql(&ctx, &sql)
+            .await
+            .unwrap_or_else(|e| panic!("our query {sql:?} failed: {e}"));
+        results.pop().unwrap().batches
+    });
+    sorted(batches.iter().flat_map(render_batch).collect())
+}
+
+/// `EXPLAIN FILES` of a query: the files selected.
+fn files_selected(warehouse: &Path, query: &str) -> u64 {
+    ours(warehouse, &format!("EXPLAIN FILES {query}"))
+        .iter()
+        .map(|r| {
+            r["files"]
+                .as_str()
+                .unwrap()
+                .split('/')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum()
+}
+
+fn rows(v: &Value) -> Vec<Value> {
+    sorted(v.as_array().unwrap().clone())
+}
+
+/// pyiceberg creates a namespace and a partitioned table, appends,
+/// overwrites, deletes by filter, evolves schema and spec, time-travels,
+/// renames and drops; after each step our engine reads the same rows and
+/// prunes the same files.
+#[test]
+fn pyiceberg_through_the_catalog_and_ours_read_the_same() {
+    let Some(python) = python("pyiceberg_through_the_catalog_and_ours_read_the_same") else {
+        return;
+    };
+    let s = serve(None);
+    let created = client(&python, &s.url, None, &["pyiceberg-create"]);
+    assert_eq!(created["namespaces"], json!(["ns", "public"]));
+    assert_eq!(created["tables"], json!(["ns.events"]));
+    assert_eq!(rows(&created["rows"]).len(), 3);
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.events"), rows(&created["rows"]));
+    let day2 = created["day2_files"].as_u64().unwrap();
+    assert!(day2 < created["all_files"].as_u64().unwrap(), "{created}");
+    assert_eq!(
+        files_selected(
+            &s.warehouse,
+            "SELECT * FROM ns.events WHERE ts >= TIMESTAMP '2024-01-02 00:00:00'"
+        ),
+        day2
+    );
+    let first = created["snapshot"].as_i64().unwrap();
+
+    let evolved = client(&python, &s.url, None, &["pyiceberg-evolve"]);
+    assert_eq!(evolved["fields"], json!(["id", "ts", "name", "note"]));
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.events"), rows(&evolved["rows"]));
+    let ids: Vec<i64> = rows(&evolved["rows"])
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{evolved}");
+    assert!(ids.contains(&1) && !ids.contains(&2) && ids.contains(&3) && ids.contains(&4));
+    assert_eq!(
+        ours(&s.warehouse, &format!("SELECT * FROM ns.\"events@{first}\"")),
+        rows(&evolved["first"])
+    );
+    assert_eq!(rows(&evolved["first"]), rows(&created["rows"]));
+    // The new spec partitions by name: one file holds 'd'.
+    assert_eq!(evolved["name_d_files"], json!(1));
+    assert_eq!(
+        files_selected(&s.warehouse, "SELECT * FROM ns.events WHERE name = 'd'"),
+        1
+    );
+
+    let renamed = client(&python, &s.url, None, &["pyiceberg-rename", "ns.events", "ns.renamed"]);
+    assert_eq!(renamed["old_name"], json!("NoSuchTableError"));
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.renamed"), rows(&renamed["rows"]));
+
+    // A drop without purge keeps the files; with purge they go.
+    let kept = client(&python, &s.url, None, &["pyiceberg-drop", "ns.renamed", "false"]);
+    assert_eq!(kept["tables"], json!([]));
+    let data = s.warehouse.join("ns.db/events/data");
+    assert!(data.exists(), "a drop without purge keeps the files");
+    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .arg("--warehouse")
+        .arg(&s.warehouse)
+        .args(["-c", "SELECT * FROM ns.renamed"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the dropped table is gone for us too");
+}
+
+/// DuckDB attaches the catalog without authorization, lists every table,
+/// reads one of ours with a filter and inserts into it; we read its row.
+/// (DuckDB 1.4.4 inserts into unpartitioned tables only: "INSERT into a
+/// partitioned table is not supported yet".)
+#[test]
+fn duckdb_attaches_reads_and_inserts() {
+    let Some(python) = python("duckdb_attaches_reads_and_inserts") else {
+        return;
+    };
+    let s = serve(None);
+    let setup = "CREATE TABLE events (id BIGINT, ts TIMESTAMP, name VARCHAR);
+                 INSERT INTO events VALUES (1, TIMESTAMP '2024-01-01 10:00:00', 'a'), (2, TIMESTAMP '2024-01-02 10:00:00', 'b'), (3, TIMESTAMP '2024-01-03 10:00:00', 'c')";
+    ours(&s.warehouse, setup);
+    let duck = client(&python, &s.url, None, &["duckdb", "public.events"]);
+    assert!(
+        duck["tables"].as_array().unwrap().contains(&json!("public.events")),
+        "{duck}"
+    );
+    let filtered = rows(&duck["filtered"]);
+    assert_eq!(filtered.len(), 2, "{duck}");
+    assert_eq!(
+        ours(&s.warehouse, "SELECT * FROM events WHERE id >= 2 AND id < 100"),
+        filtered
+    );
+    let after = rows(&duck["after_insert"]);
+    assert_eq!(after.len(), 4, "{duck}");
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM events"), after);
+    assert_eq!(
+        ours(&s.warehouse, "SELECT name FROM events WHERE id = 100"),
+        vec![json!({"name": "duck"})]
+    );
+}
+
+/// Bad input gets the protocol's errors, and nothing is committed: unknown
+/// namespaces and tables (404), malformed JSON, names that would leave the
+/// warehouse and unknown updates (400), nested namespaces (406), failed
+/// requirements (409), a missing token (401), an oversized body.
+#[test]
+fn bad_requests_get_the_error_model_and_change_nothing() {
+    let Some(python) = python("bad_requests_get_the_error_model_and_change_nothing") else {
+        return;
+    };
+    let token = "s3cret-token-value";
+    let s = serve(Some(token));
+    client(&python, &s.url, Some(token), &["pyiceberg-create"]);
+    let before = ours(&s.warehouse, "SELECT * FROM ns.events");
+    let errors = client(&python, &s.url, Some(token), &["errors"]);
+    assert_eq!(
+        errors["no_namespace"],
+        json!([404, "NoSuchNamespaceException"]),
+        "{errors}"
+    );
+    assert_eq!(errors["no_table"], json!([404, "NoSuchTableException"]), "{errors}");
+    assert_eq!(errors["bad_json"], json!([400, "BadRequestException"]), "{errors}");
+    assert_eq!(
+        errors["nested"],
+        json!([406, "UnsupportedOperationException"]),
+        "{errors}"
+    );
+    assert_eq!(errors["traversal"], json!([400, "BadRequestException"]), "{errors}");
+    assert_eq!(
+        errors["unknown_update"],
+        json!([400, "BadRequestException"]),
+        "{errors}"
+    );
+    assert_eq!(
+        errors["failed_requirement"],
+        json!([409, "CommitFailedException"]),
+        "{errors}"
+    );
+    assert_eq!(errors["no_token"], json!([401, "NotAuthorizedException"]), "{errors}");
+    assert_eq!(errors["too_large"][0], json!(413), "{errors}");
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.events"), before);
+    let props = ours(&s.warehouse, "SELECT count(*) AS n FROM ns.\"events$snapshots\"");
+    assert_eq!(props, vec![json!({"n": 1})]);
+}
+
+/// `hidden-partitions serve` from the command line: it listens on
+/// 127.0.0.1 by default, needs its token, and never prints it.
+#[test]
+fn the_serve_command_binds_locally_and_never_prints_its_token() {
+    let Some(python) = python("the_serve_command_binds_locally_and_never_prints_its_token") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let token = "do-not-print-me-42";
+    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .arg("serve")
+        .arg("--warehouse")
+        .arg(dir.path().join("wh"))
+        .args(["--port", "0"])
+        .env("HIDDEN_PARTITIONS_TOKEN", token)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut banner = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut banner).unwrap();
+    assert!(banner.contains("at http://127.0.0.1:"), "{banner}");
+    assert!(banner.contains("a bearer token is required"), "{banner}");
+    let url = banner
+        .split("at ")
+        .nth(1)
+        .and_then(|rest| rest.split('/').nth(2))
+        .map(|host| format!("http://{host}"))
+        .unwrap();
+    let created = client(&python, &url, Some(token), &["pyiceberg-create"]);
+    assert_eq!(created["tables"], json!(["ns.events"]));
+    let o = client_command(&python, &url, None, &["pyiceberg-read", "ns.events"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "no token, no table");
+    child.kill().unwrap();
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut log).unwrap();
+    let _ = child.wait();
+    assert!(log.contains("POST /v1/namespaces/ns/tables 200"), "{log}");
+    assert!(
+        !log.contains(token) && !banner.contains(token),
+        "the token was printed: {log}"
+    );
+}
+
+/// Our engine (straight to the warehouse), pyiceberg and DuckDB (through
+/// the catalog) append to one table at the same time, several rounds:
+/// every row is there once. (Unpartitioned, for DuckDB's sake.)
+#[test]
+fn concurrent_appends_from_three_engines_lose_nothing() {
+    let Some(python) = python("concurrent_appends_from_three_engines_lose_nothing") else {
+        return;
+    };
+    let s = serve(None);
+    ours(
+        &s.warehouse,
+        "CREATE TABLE events (id BIGINT, ts TIMESTAMP, name VARCHAR)",
+    );
+    let per_engine = 4;
+    for round in 0..3 {
+        let base = round * 1000;
+        let py = client_command(
+            &python,
+            &s.url,
+            None,
+            &[
+                "append",
+                "public.events",
+                "pyiceberg",
+                &(base + 100).to_string(),
+                &per_engine.to_string(),
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        let duck = client_command(
+            &python,
+            &s.url,
+            None,
+            &[
+                "append",
+                "public.events",
+                "duckdb",
+                &(base + 200).to_string(),
+                &per_engine.to_string(),
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        for i in 0..per_engine {
+            let id = base + 300 + i;
+            let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+                .arg("--warehouse")
+                .arg(&s.warehouse)
+                .args([
+                    "-c",
+                    &format!("INSERT INTO events VALUES ({id}, TIMESTAMP '2024-03-01 00:00:00', 'ours')"),
+                ])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "our insert: {}", text(&o.stderr));
+        }
+        for (engine, child) in [("pyiceberg", py), ("duckdb", duck)] {
+            let o = child.wait_with_output().unwrap();
+            assert!(o.status.success(), "{engine}: {}", text(&o.stderr));
+        }
+    }
+    let all = ours(&s.warehouse, "SELECT id FROM events");
+    let mut ids: Vec<i64> = all.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    ids.sort();
+    let mut expected: Vec<i64> = (0..3)
+        .flat_map(|round| {
+            [100, 200, 300]
+                .into_iter()
+                .flat_map(move |start| (0..per_engine).map(move |i| round * 1000 + start + i))
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(ids, expected, "every row once");
+}
