@@ -25,6 +25,11 @@ struct Args {
     /// AZURE_* environment variables are read as well.
     #[arg(long = "storage-option", value_name = "KEY=VALUE", global = true)]
     storage_option: Vec<String>,
+    /// Use the Iceberg catalog at this URL: sqlite:PATH, postgresql://user@host/db
+    /// (pyiceberg's SqlCatalog layout), or http(s)://… (an Iceberg REST catalog);
+    /// its namespaces are the schemas
+    #[arg(long, value_name = "URL")]
+    catalog: Option<String>,
     #[command(subcommand)]
     action: Option<Action>,
     /// SQL to run: one or more `;`-separated statements (may repeat)
@@ -79,9 +84,13 @@ fn warehouse(args: &Args) -> hidden_partitions::Result<Warehouse> {
 
 async fn open(args: &Args) -> hidden_partitions::Result<datafusion::prelude::SessionContext> {
     let warehouse = warehouse(args)?;
-    match &args.ballista {
-        None => session_with(warehouse).await,
-        Some(url) => remote(url, warehouse).await,
+    match (&args.ballista, &args.catalog) {
+        (None, None) => session_with(warehouse).await,
+        (None, Some(catalog)) => hidden_partitions::session::session_with_catalog(warehouse, catalog).await,
+        (Some(url), None) => remote(url, warehouse).await,
+        (Some(_), Some(_)) => Err(hidden_partitions::Error::Invalid(
+            "--catalog and --ballista cannot be combined yet".into(),
+        )),
     }
 }
 

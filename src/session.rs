@@ -41,6 +41,29 @@ pub async fn session_with(warehouse: Warehouse) -> Result<SessionContext> {
     Ok(ctx)
 }
 
+/// A new session on the Iceberg catalog at `url` (`sqlite:PATH`,
+/// `postgresql://…`, or a REST catalog's `http(s)://…`; see
+/// `catalog::clients`): its namespaces are the default catalog's schemas,
+/// so its tables are `namespace.table`. `warehouse` gives the storage
+/// options (and the stores) the tables are read with.
+pub async fn session_with_catalog(warehouse: Warehouse, url: &str) -> Result<SessionContext> {
+    use crate::catalog::clients::provider::{CatalogSchemas, Stores};
+    let (options, cache) = (warehouse.options.clone(), Arc::clone(&warehouse.cache));
+    let root = warehouse.place().url();
+    let ctx = session_with(warehouse).await?;
+    let stores = Stores {
+        runtime: ctx.runtime_env(),
+        options,
+        cache,
+        warehouse: root,
+    };
+    let client = crate::catalog::clients::connect(url).await?;
+    let schemas = CatalogSchemas::open(client, stores).await?;
+    let default = ctx.state().config_options().catalog.default_catalog.clone();
+    ctx.register_catalog(default, schemas);
+    Ok(ctx)
+}
+
 /// Append the partition pruning rule to `ctx`'s physical optimizer (once),
 /// and add the `hidden_partitions.*` options, keeping every other setting
 /// of the session.

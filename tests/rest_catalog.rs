@@ -366,3 +366,74 @@ fn concurrent_appends_from_three_engines_lose_nothing() {
     expected.sort();
     assert_eq!(ids, expected, "every row once");
 }
+
+/// An S3 warehouse: each table's `config` hands clients the store's
+/// endpoint and region and never our credentials; with credential vending
+/// asked for, pyiceberg reads the table from S3 with what it was handed.
+#[test]
+fn an_s3_warehouse_hands_clients_its_endpoint_not_its_credentials() {
+    let s3 = match hidden_partitions::slt::S3Server::from_env() {
+        Ok(Some(s3)) => s3,
+        Ok(None) => {
+            hidden_partitions::slt::skipped_without_s3(
+                "an_s3_warehouse_hands_clients_its_endpoint_not_its_credentials",
+            );
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let Some(python) = python("an_s3_warehouse_hands_clients_its_endpoint_not_its_credentials") else {
+        return;
+    };
+    let rt = runtime();
+    let prefix = s3.prefix("served");
+    let warehouse = || Warehouse::open(&prefix, s3.options()).unwrap();
+    rt.block_on(async {
+        let ctx = session_with(warehouse()).await.unwrap();
+        execute_sql(
+            &ctx,
+            "CREATE TABLE t (id BIGINT, ts TIMESTAMP) PARTITIONED BY (day(ts));
+             INSERT INTO t VALUES (1, TIMESTAMP '2024-01-01 00:00:00'), (2, TIMESTAMP '2024-01-02 00:00:00')",
+        )
+        .await
+        .unwrap();
+    });
+    for vend_credentials in [false, true] {
+        let options = ServeOptions {
+            port: 0,
+            log_requests: false,
+            vend_credentials,
+            ..Default::default()
+        };
+        let (address, server) = rt.block_on(bind(warehouse(), options)).unwrap();
+        rt.spawn(server);
+        let url = format!("http://{address}");
+        let body = rt.block_on(async {
+            let answer = reqwest::get(format!("{url}/v1/namespaces/public/tables/t"))
+                .await
+                .unwrap();
+            assert_eq!(answer.status().as_u16(), 200);
+            answer.text().await.unwrap()
+        });
+        let load: Value = serde_json::from_str(&body).unwrap();
+        let config = &load["config"];
+        assert_eq!(config["s3.endpoint"], json!(s3.endpoint), "{config}");
+        assert_eq!(config["client.region"], json!("us-east-1"), "{config}");
+        assert_eq!(config["s3.path-style-access"], json!("true"), "{config}");
+        assert!(
+            load["metadata-location"].as_str().unwrap().starts_with("s3://"),
+            "{}",
+            load["metadata-location"]
+        );
+        if vend_credentials {
+            assert_eq!(config["s3.access-key-id"], json!("hp-test-key"), "{config}");
+            let read = client(&python, &url, None, &["pyiceberg-read", "public.t"]);
+            assert_eq!(read["rows"].as_array().map(Vec::len), Some(2), "{read}");
+        } else {
+            assert!(
+                !body.contains("hp-test-secret") && !body.contains("hp-test-key"),
+                "credentials in a response: {body}"
+            );
+        }
+    }
+}

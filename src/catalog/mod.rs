@@ -1,5 +1,6 @@
 //! The warehouse catalog: finding tables by name, creating and dropping them.
 
+pub mod clients;
 pub mod ddl;
 pub mod definitions;
 pub mod information_schema;

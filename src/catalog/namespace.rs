@@ -87,6 +87,10 @@ pub async fn create_schema(ctx: &SessionContext, name: &str, if_not_exists: bool
     let Some((catalog_name, schema_name)) = schema_reference(ctx, name) else {
         return Ok(false);
     };
+    if let Some(client) = super::clients::ddl::catalog_named(ctx, &catalog_name) {
+        client.create_schema(&schema_name, if_not_exists).await?;
+        return Ok(true);
+    }
     let Some(catalog) = ctx.catalog(&catalog_name) else {
         return Ok(false);
     };
@@ -121,6 +125,10 @@ pub async fn drop_schema(ctx: &SessionContext, name: &str, if_exists: bool, casc
     let Some((catalog_name, schema_name)) = schema_reference(ctx, name) else {
         return Ok(false);
     };
+    if let Some(client) = super::clients::ddl::catalog_named(ctx, &catalog_name) {
+        client.drop_schema(&schema_name, if_exists, cascade).await?;
+        return Ok(true);
+    }
     let Some(catalog) = ctx.catalog(&catalog_name) else {
         return Ok(false);
     };

@@ -165,6 +165,44 @@ pub fn metadata_json(md: &TableMetadata) -> Result<Vec<u8>> {
     Ok(serde_json::to_vec_pretty(&value)?)
 }
 
+/// The fields of an Iceberg table metadata file (format versions 2 and 3).
+const ICEBERG_FIELDS: &[&str] = &[
+    "format-version",
+    "table-uuid",
+    "location",
+    "last-sequence-number",
+    "last-updated-ms",
+    "last-column-id",
+    "schemas",
+    "current-schema-id",
+    "partition-specs",
+    "default-spec-id",
+    "last-partition-id",
+    "properties",
+    "current-snapshot-id",
+    "snapshots",
+    "snapshot-log",
+    "metadata-log",
+    "sort-orders",
+    "default-sort-order-id",
+    "refs",
+    "next-row-id",
+];
+
+/// `md` (without snapshots) as a metadata file of Iceberg's only, without
+/// our fields: the first version of a table that other engines' commits
+/// move on (a catalog's table, see `catalog::clients`).
+pub fn iceberg_only_json(md: &TableMetadata) -> Result<Value> {
+    if !md.snapshots.is_empty() || iceberg_format_version(md).is_none() {
+        return crate::invalid!("only a new table with Iceberg types is written as Iceberg's metadata alone");
+    }
+    let mut value: Value = serde_json::from_slice(&metadata_json(md)?)?;
+    if let Some(doc) = value.as_object_mut() {
+        doc.retain(|key, _| ICEBERG_FIELDS.contains(&key.as_str()));
+    }
+    Ok(value)
+}
+
 /// The Iceberg operation of one of our snapshots.
 pub fn iceberg_operation(snapshot: &Snapshot) -> &'static str {
     let count = |key: &str| {

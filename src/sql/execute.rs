@@ -7,6 +7,7 @@ use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::TableReference;
 use datafusion::common::tree_node::TreeNode;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -472,6 +473,9 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
             "PARTITIONED BY / LOCATION need CREATE TABLE with columns or AS SELECT".into(),
         ));
     };
+    if let Some(namespace) = crate::catalog::clients::ddl::namespace_of(ctx, &cmt.name) {
+        return create_catalog_table(ctx, &namespace, &create, &cmt).await;
+    }
     let Some(schema_provider) = warehouse_schema(ctx, &cmt.name) else {
         crate::catalog::namespace::refuse_unstored_table(ctx, &cmt.name)?;
         if create.partitioned_by.is_empty() && create.location.is_none() {
@@ -486,20 +490,12 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
         return Err(Error::Invalid(format!("{} is not in a warehouse schema", cmt.name)));
     };
     let name = cmt.name.table().to_string();
-    let mode = if cmt.or_replace {
-        CreateMode::OrReplace
-    } else if cmt.if_not_exists {
-        CreateMode::IfNotExists
-    } else {
-        CreateMode::Create
-    };
-    let is_ctas = !matches!(cmt.input.as_ref(), LogicalPlan::EmptyRelation(e) if !e.produce_one_row);
-    let schema = cmt.input.schema().as_arrow().clone();
-    // Declared columns: `TIMESTAMP` and `TIME` are Iceberg's microsecond types.
-    let schema = Arc::new(match is_ctas {
-        true => schema,
-        false => with_microsecond_times(&schema, &unprecise_time_columns(&create.sql)),
-    });
+    let Definition {
+        mode,
+        is_ctas,
+        schema,
+        partition,
+    } = Definition::of(&create, &cmt);
     if !is_ctas && schema.fields().is_empty() {
         return match (&create.location, create.partitioned_by.is_empty()) {
             (Some(location), true) => {
@@ -512,15 +508,6 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
             (None, _) => Err(Error::Invalid(format!("CREATE TABLE {name} needs at least one column"))),
         };
     }
-    let partition: Vec<PartitionFieldDef> = create
-        .partitioned_by
-        .iter()
-        .map(|p| PartitionFieldDef {
-            source: p.source.clone(),
-            transform: p.transform,
-            name: p.name.clone(),
-        })
-        .collect();
     // Validate fully before anything is written.
     let metadata = Table::initial_metadata(&schema, &partition)?;
     let allow_non_empty = crate::config::options(&ctx.state()).allow_non_empty_location;
@@ -569,6 +556,92 @@ const CREATE_ATTEMPTS: usize = 5;
 /// own) and commits them with the table, so the table appears (or is
 /// replaced) with its rows at once. Unless the outcome is unknown, a failed
 /// attempt deletes what it wrote.
+/// What a `CREATE TABLE` defines.
+struct Definition {
+    mode: CreateMode,
+    /// `AS SELECT …`: the rows are `cmt.input`'s.
+    is_ctas: bool,
+    schema: Arc<ArrowSchema>,
+    partition: Vec<PartitionFieldDef>,
+}
+
+impl Definition {
+    fn of(create: &CreateTable, cmt: &datafusion::logical_expr::CreateMemoryTable) -> Self {
+        let mode = if cmt.or_replace {
+            CreateMode::OrReplace
+        } else if cmt.if_not_exists {
+            CreateMode::IfNotExists
+        } else {
+            CreateMode::Create
+        };
+        let is_ctas = !matches!(cmt.input.as_ref(), LogicalPlan::EmptyRelation(e) if !e.produce_one_row);
+        let schema = cmt.input.schema().as_arrow().clone();
+        // Declared columns: `TIMESTAMP` and `TIME` are Iceberg's microsecond types.
+        let schema = Arc::new(match is_ctas {
+            true => schema,
+            false => with_microsecond_times(&schema, &unprecise_time_columns(&create.sql)),
+        });
+        let partition = create
+            .partitioned_by
+            .iter()
+            .map(|p| PartitionFieldDef {
+                source: p.source.clone(),
+                transform: p.transform,
+                name: p.name.clone(),
+            })
+            .collect();
+        Self {
+            mode,
+            is_ctas,
+            schema,
+            partition,
+        }
+    }
+}
+
+/// `CREATE TABLE` in a namespace of a catalog (`--catalog`): a new Iceberg
+/// table there, then (AS SELECT) its rows appended; a CTAS whose rows fail
+/// drops the entry it made.
+async fn create_catalog_table(
+    ctx: &SessionContext,
+    namespace: &crate::catalog::clients::provider::NamespaceSchema,
+    create: &CreateTable,
+    cmt: &datafusion::logical_expr::CreateMemoryTable,
+) -> Result<StatementResult> {
+    let name = cmt.name.table();
+    let definition = Definition::of(create, cmt);
+    if !definition.is_ctas && definition.schema.fields().is_empty() {
+        return crate::invalid!("CREATE TABLE {name} needs at least one column");
+    }
+    let metadata = Table::initial_metadata(&definition.schema, &definition.partition)?;
+    let created = namespace
+        .create_table(name, metadata, create.location.as_deref(), definition.mode)
+        .await?;
+    if !created || !definition.is_ctas {
+        return Ok(StatementResult::empty());
+    }
+    let appended = async {
+        let Some(table) = datafusion::catalog::SchemaProvider::table(namespace, name).await? else {
+            return crate::invalid!(
+                "table {}.{name} vanished right after it was created",
+                namespace.namespace()
+            );
+        };
+        let state = ctx.state();
+        let input = state.create_physical_plan(&cmt.input).await?;
+        let sink = table.insert_into(&state, input, InsertOp::Append).await?;
+        datafusion::physical_plan::collect(sink, ctx.task_ctx()).await?;
+        Ok::<(), Error>(())
+    };
+    if let Err(e) = appended.await {
+        if !e.commit_may_have_happened() {
+            let _ = namespace.drop_table(name, false).await;
+        }
+        return Err(e);
+    }
+    Ok(StatementResult::empty())
+}
+
 async fn create_attempt(
     ctx: &SessionContext,
     ws: &WarehouseSchema,
@@ -807,9 +880,14 @@ async fn drop_tables(
     text: &str,
 ) -> Result<StatementResult> {
     let mut targets = Vec::new();
+    let mut catalog_drops = Vec::new();
     for name in names {
         let reference = super::statement::table_reference(ctx, name);
         refuse_derived_name(reference.table(), "drop")?;
+        if let Some(namespace) = crate::catalog::clients::ddl::namespace_of(ctx, &reference) {
+            catalog_drops.push((namespace, reference));
+            continue;
+        }
         match warehouse_schema(ctx, &reference) {
             Some(schema) => targets.push((schema, reference)),
             None if purge => {
@@ -818,6 +896,11 @@ async fn drop_tables(
                 )));
             }
             None => return run_datafusion(ctx, text).await,
+        }
+    }
+    for (namespace, reference) in catalog_drops {
+        if !namespace.drop_table(reference.table(), purge).await? && !if_exists {
+            return Err(Error::TableNotFound(reference.to_string()));
         }
     }
     let mut notes = Vec::new();

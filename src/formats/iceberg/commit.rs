@@ -43,7 +43,8 @@ use serde_json::{Value as Json, json};
 
 use super::manifest::IcebergManifests;
 use super::manifest_list::ManifestEntryFile;
-use super::metadata::{IcebergMetadata, current_metadata_file, location_url, metadata_version};
+use super::metadata::{IcebergMetadata, location_url};
+use super::pointer::{Current, DirectoryPointer, MetadataPointer, NextMetadata};
 use super::{Built, build_parts};
 use crate::error::{Error, Result};
 use crate::formats::table::{ForeignTable, ForeignWrites};
@@ -61,6 +62,9 @@ pub struct IcebergCommits {
     /// The table's root, without a manifest source.
     base: TableLocation,
     manifests: Arc<WriterManifests>,
+    /// Where the current metadata file is recorded (the table's directory,
+    /// or a catalog).
+    pointer: Arc<dyn MetadataPointer>,
 }
 
 /// The latest metadata file and what was built from it.
@@ -75,12 +79,23 @@ impl IcebergCommits {
     /// `written_location`: the table's `location` as its metadata spells it.
     /// Every path we write starts with it, as the table's other paths do
     /// (readers resolve them against it, also when the table was moved).
-    pub fn new(name: &str, mut base: TableLocation, written_location: &str) -> Self {
+    pub fn new(name: &str, base: TableLocation, written_location: &str) -> Self {
+        Self::with_pointer(name, base, written_location, Arc::new(DirectoryPointer))
+    }
+
+    /// Commits whose metadata file is recorded by `pointer` (a catalog).
+    pub fn with_pointer(
+        name: &str,
+        mut base: TableLocation,
+        written_location: &str,
+        pointer: Arc<dyn MetadataPointer>,
+    ) -> Self {
         base.iceberg_location = Some(written_location.trim_end_matches('/').to_string());
         Self {
             name: name.to_string(),
             base,
             manifests: Arc::new(WriterManifests::default()),
+            pointer,
         }
     }
 
@@ -102,27 +117,10 @@ impl IcebergCommits {
             .with_manifest_source(Arc::clone(&self.manifests) as Arc<dyn ManifestSource>)
     }
 
-    /// The latest metadata file: from the hint (or the highest number),
-    /// then `v<N+1>`, `v<N+2>`, … while they exist (a hint can lag).
+    /// The latest metadata file, as the pointer records it.
     async fn latest_file(&self) -> Result<(Path, u64)> {
-        let mut file = current_metadata_file(&self.base).await?;
-        let mut version = file.filename().and_then(metadata_version).ok_or_else(|| {
-            Error::Invalid(format!(
-                "Iceberg metadata file {} has no version number in its name",
-                location_url(&self.base, &file)
-            ))
-        })?;
-        loop {
-            let next = self.base.metadata_file(version + 1);
-            match self.base.store.head(&next).await {
-                Ok(_) => {
-                    version += 1;
-                    file = next;
-                }
-                Err(object_store::Error::NotFound { .. }) => return Ok((file, version)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+        let current = self.pointer.current(&self.base).await?;
+        Ok((current.file, current.version))
     }
 
     async fn latest(&self) -> Result<Latest> {
@@ -155,7 +153,7 @@ impl IcebergCommits {
                 self.name
             )))
         };
-        if latest.raw.get("table-specs").is_some() {
+        if latest.raw.get("table-specs").is_some() && !self.pointer.catalog_commits() {
             return refuse(
                 "it is a hidden-partitions table (its metadata is ours too): write to it as one, e.g. CREATE TABLE … LOCATION".into(),
             );
@@ -574,7 +572,6 @@ impl ForeignCommits for IcebergCommits {
     }
 
     async fn commit(&self, apply: &mut Apply<'_>) -> Result<Versioned> {
-        let conditional = self.base.conditional_commits().await?;
         let mut backoff = Duration::from_millis(5);
         for _ in 0..COMMIT_RETRIES {
             let latest = self.latest().await?;
@@ -588,17 +585,24 @@ impl ForeignCommits for IcebergCommits {
                     return Err(e);
                 }
             };
-            let version = latest.version + 1;
-            let path = self.base.metadata_file(version);
-            match self.base.try_put_version(&path, bytes, conditional).await {
-                Ok(true) => {
-                    self.base.write_hint(version).await;
+            let after: Json = serde_json::from_slice(&bytes)?;
+            let current = Current {
+                file: latest.file.clone(),
+                version: latest.version,
+            };
+            let next_metadata = NextMetadata {
+                before: &latest.raw,
+                after: &after,
+                bytes,
+            };
+            match self.pointer.commit(&self.base, &current, next_metadata).await {
+                Ok(Some(committed)) => {
                     return Ok(Versioned {
-                        version,
+                        version: committed.version,
                         metadata: next,
                     });
                 }
-                Ok(false) => {
+                Ok(None) => {
                     self.base.delete_quietly(written).await;
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(Duration::from_millis(500));

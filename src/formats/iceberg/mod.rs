@@ -30,6 +30,7 @@ pub mod manifest_list;
 pub mod metadata;
 #[cfg(test)]
 mod oracle;
+pub mod pointer;
 pub mod values;
 
 use std::collections::{BTreeMap, HashMap};
@@ -96,6 +97,35 @@ pub async fn open(name: &str, location: TableLocation) -> Result<ForeignTable> {
     let commits = Arc::new(commit::IcebergCommits::new(name, table, &built.metadata.location));
     commits.adopt(&built);
     Ok(built.table.writable(commits.writer(), version))
+}
+
+/// Open the Iceberg table rooted at `table` whose current metadata file
+/// `pointer` records (a catalog's): it follows the pointer and its commits
+/// move it.
+pub async fn open_with_pointer(
+    name: &str,
+    table: TableLocation,
+    pointer: Arc<dyn pointer::MetadataPointer>,
+) -> Result<ForeignTable> {
+    let current = pointer.current(&table).await?;
+    let url = location_url(&table, &current.file);
+    let bytes = match table.store.get(&current.file).await {
+        Ok(r) => r.bytes().await?,
+        Err(object_store::Error::NotFound { .. }) => {
+            return Err(Error::Invalid(format!("Iceberg metadata file {url} does not exist")));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let md = IcebergMetadata::parse(&bytes, &url)?;
+    let built = build_parts(name, table.clone(), Arc::new(md), None).await?;
+    let commits = Arc::new(commit::IcebergCommits::with_pointer(
+        name,
+        table,
+        &built.metadata.location,
+        pointer,
+    ));
+    commits.adopt(&built);
+    Ok(built.table.writable(commits.writer(), current.version))
 }
 
 /// A table built from one metadata file, and what a commit on top of it needs.

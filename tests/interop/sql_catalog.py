@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""pyiceberg 0.12's SqlCatalog (SQLite or PostgreSQL) beside our `--catalog` client.
+
+tests/catalog_clients.rs runs one step per call and checks the rows with our own engine on the
+same catalog. Rows are rendered by iceberg_read.py's rules.
+
+    sql_catalog.py create URI WAREHOUSE           namespace ns, table ns.events (day(ts)), 3 rows
+    sql_catalog.py read URI WAREHOUSE TABLE [FILTER]
+    sql_catalog.py list URI WAREHOUSE              {"namespace": [tables…]} of every namespace
+    sql_catalog.py append URI WAREHOUSE TABLE START COUNT
+                                                  COUNT appends of one row each (ids START…), each
+                                                  retried on a lost commit; prints {"appended", "retries"}
+
+URI is SQLAlchemy's (sqlite:////abs/path.db, postgresql+psycopg2://user@host:port/db); the catalog
+name is "default", as our client's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rest_catalog import events_arrow, rows  # noqa: E402
+
+
+def catalog(uri: str, warehouse: str):
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    return SqlCatalog("default", uri=uri, warehouse=f"file://{warehouse}")
+
+
+def create(uri: str, warehouse: str) -> dict:
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import DayTransform
+    from pyiceberg.types import LongType, NestedField, StringType, TimestampType
+
+    cat = catalog(uri, warehouse)
+    cat.create_namespace("ns")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "ts", TimestampType(), required=False),
+        NestedField(3, "name", StringType(), required=False),
+    )
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day"))
+    table = cat.create_table("ns.events", schema=schema, partition_spec=spec)
+    table.append(
+        events_arrow(
+            [
+                (1, "2024-01-01T10:00:00", "a"),
+                (2, "2024-01-02T10:00:00", "b"),
+                (3, "2024-01-03T11:00:00", "c"),
+            ]
+        )
+    )
+    table = cat.load_table("ns.events")
+    return {"rows": rows(table.scan().to_arrow()), "metadata_location": table.metadata_location}
+
+
+def read(uri: str, warehouse: str, name: str, row_filter: str | None) -> dict:
+    table = catalog(uri, warehouse).load_table(name)
+    scan = table.scan(row_filter=row_filter) if row_filter else table.scan()
+    return {"rows": rows(scan.to_arrow()), "files": len(list(scan.plan_files()))}
+
+
+def listing(uri: str, warehouse: str) -> dict:
+    cat = catalog(uri, warehouse)
+    return {
+        ".".join(ns): sorted(".".join(t[len(ns) :]) for t in cat.list_tables(ns)) for ns in cat.list_namespaces()
+    }
+
+
+def append(uri: str, warehouse: str, name: str, start: int, count: int) -> dict:
+    from pyiceberg.exceptions import CommitFailedException
+
+    cat = catalog(uri, warehouse)
+    retries = 0
+    for i in range(count):
+        ident = start + i
+        for attempt in range(50):
+            try:
+                cat.load_table(name).append(events_arrow([(ident, "2024-03-01T00:00:00", "pyiceberg")]))
+                break
+            except CommitFailedException:
+                retries += 1
+                time.sleep(0.02 * (attempt + 1))
+        else:
+            raise RuntimeError(f"row {ident} never committed")
+    return {"appended": count, "retries": retries}
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    if len(args) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    action, uri, warehouse = args[0], args[1], args[2]
+    if action == "create":
+        result = create(uri, warehouse)
+    elif action == "read":
+        result = read(uri, warehouse, args[3], args[4] if len(args) > 4 else None)
+    elif action == "list":
+        result = listing(uri, warehouse)
+    elif action == "append":
+        result = append(uri, warehouse, args[3], int(args[4]), int(args[5]))
+    else:
+        print(f"unknown action {action}", file=sys.stderr)
+        return 2
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
