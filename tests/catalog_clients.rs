@@ -259,10 +259,16 @@ fn ddl_through_a_sql_catalog() {
     let o = cli(
         &sql.warehouse,
         &sql.ours,
-        "DROP TABLE sales.orders; DROP TABLE IF EXISTS sales.orders",
+        "DROP TABLE sales.orders; DROP TABLE IF EXISTS sales.orders; ALTER TABLE sales.big RENAME TO bigger",
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert_eq!(py(&python, &sql, &["list"]), json!({"sales": ["big"]}));
+    assert_eq!(py(&python, &sql, &["list"]), json!({"sales": ["bigger"]}));
+    let big = py(&python, &sql, &["read", "sales.bigger"]);
+    assert_eq!(
+        big["rows"],
+        json!([{"id": 1, "doubled": 19.0}]),
+        "a rename keeps the rows"
+    );
     assert!(
         sql.warehouse.join("sales/orders/metadata").is_dir(),
         "DROP keeps the files"
@@ -388,7 +394,13 @@ fn our_rest_catalog_as_our_catalog() {
         served.join("made.db/t").is_dir(),
         "the server placed the table in its warehouse"
     );
-    let o = cli(&local, &url, "DROP TABLE made.t PURGE; DROP SCHEMA made");
+    let o = cli(
+        &local,
+        &url,
+        "ALTER TABLE made.t RENAME TO made.t2; SELECT count(*) FROM made.t2",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = cli(&local, &url, "DROP TABLE made.t2 PURGE; DROP SCHEMA made");
     assert!(o.status.success(), "{}", text(&o.stderr));
     // The data files are gone; the manifests our client wrote stay, as the
     // server never adopted them as the table's (README).

@@ -833,6 +833,29 @@ async fn rename(ctx: &SessionContext, from: &str, to: &str, view: bool, if_exist
     use crate::catalog::rename::RenameKind;
     let source = super::statement::table_reference(ctx, from);
     refuse_derived_name(source.table(), "rename")?;
+    if let Some(namespace) = crate::catalog::clients::ddl::namespace_of(ctx, &source) {
+        let target = match super::statement::table_reference(ctx, to) {
+            TableReference::Bare { table } => TableReference::partial(namespace.namespace(), table.as_ref()),
+            qualified => qualified,
+        };
+        refuse_derived_name(target.table(), "rename to")?;
+        let Some(to_namespace) = crate::catalog::clients::ddl::namespace_of(ctx, &target) else {
+            return crate::invalid!(
+                "cannot rename {from} to {to}: the schema of {to} is not a namespace of the catalog"
+            );
+        };
+        if view {
+            return crate::invalid!("ALTER VIEW {from}: the catalog's tables are tables, not views");
+        }
+        if !namespace
+            .rename_table(source.table(), &to_namespace, target.table())
+            .await?
+            && !if_exists
+        {
+            return Err(Error::TableNotFound(from.to_string()));
+        }
+        return Ok(StatementResult::empty());
+    }
     let not_ours = || {
         Error::Invalid(format!(
             "cannot rename {from}: it is not in a hidden-partitions warehouse (DataFusion cannot rename tables)"

@@ -69,34 +69,35 @@ def events_arrow(data: list, with_note: bool = False):
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def pyiceberg_create(uri: str) -> dict:
+def create_events(cat, bucket: bool, data: list):
+    """Namespace ns and table ns.events (id, ts, name) partitioned by day(ts) [and bucket(16, id)],
+    with `data` appended; the table reloaded."""
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.schema import Schema
     from pyiceberg.transforms import BucketTransform, DayTransform
     from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
-    cat = catalog(uri)
     cat.create_namespace("ns")
     schema = Schema(
         NestedField(1, "id", LongType(), required=False),
         NestedField(2, "ts", TimestampType(), required=False),
         NestedField(3, "name", StringType(), required=False),
     )
-    spec = PartitionSpec(
-        PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day"),
-        PartitionField(source_id=1, field_id=1001, transform=BucketTransform(16), name="id_bucket"),
+    fields = [PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day")]
+    if bucket:
+        fields.append(PartitionField(source_id=1, field_id=1001, transform=BucketTransform(16), name="id_bucket"))
+    table = cat.create_table("ns.events", schema=schema, partition_spec=PartitionSpec(*fields))
+    table.append(events_arrow(data))
+    return cat.load_table("ns.events")
+
+
+def pyiceberg_create(uri: str) -> dict:
+    cat = catalog(uri)
+    table = create_events(
+        cat,
+        True,
+        [(1, "2024-01-01T10:00:00", "a"), (2, "2024-01-02T10:00:00", "b"), (3, "2024-01-02T11:00:00", "c")],
     )
-    table = cat.create_table("ns.events", schema=schema, partition_spec=spec)
-    table.append(
-        events_arrow(
-            [
-                (1, "2024-01-01T10:00:00", "a"),
-                (2, "2024-01-02T10:00:00", "b"),
-                (3, "2024-01-02T11:00:00", "c"),
-            ]
-        )
-    )
-    table = cat.load_table("ns.events")
     return {
         "namespaces": sorted(".".join(n) for n in cat.list_namespaces()),
         "tables": sorted(".".join(i) for i in cat.list_tables("ns")),

@@ -23,7 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rest_catalog import events_arrow, rows  # noqa: E402
+from rest_catalog import create_events, events_arrow, rows  # noqa: E402
 
 
 def catalog(uri: str, warehouse: str):
@@ -33,30 +33,11 @@ def catalog(uri: str, warehouse: str):
 
 
 def create(uri: str, warehouse: str) -> dict:
-    from pyiceberg.partitioning import PartitionField, PartitionSpec
-    from pyiceberg.schema import Schema
-    from pyiceberg.transforms import DayTransform
-    from pyiceberg.types import LongType, NestedField, StringType, TimestampType
-
-    cat = catalog(uri, warehouse)
-    cat.create_namespace("ns")
-    schema = Schema(
-        NestedField(1, "id", LongType(), required=False),
-        NestedField(2, "ts", TimestampType(), required=False),
-        NestedField(3, "name", StringType(), required=False),
+    table = create_events(
+        catalog(uri, warehouse),
+        False,
+        [(1, "2024-01-01T10:00:00", "a"), (2, "2024-01-02T10:00:00", "b"), (3, "2024-01-03T11:00:00", "c")],
     )
-    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day"))
-    table = cat.create_table("ns.events", schema=schema, partition_spec=spec)
-    table.append(
-        events_arrow(
-            [
-                (1, "2024-01-01T10:00:00", "a"),
-                (2, "2024-01-02T10:00:00", "b"),
-                (3, "2024-01-03T11:00:00", "c"),
-            ]
-        )
-    )
-    table = cat.load_table("ns.events")
     return {"rows": rows(table.scan().to_arrow()), "metadata_location": table.metadata_location}
 
 

@@ -152,6 +152,27 @@ impl NamespaceSchema {
         Ok(true)
     }
 
+    /// `ALTER TABLE namespace.name RENAME TO [to_namespace.]to`: `false`
+    /// when there was no such table.
+    pub async fn rename_table(&self, name: &str, to: &NamespaceSchema, to_name: &str) -> Result<bool> {
+        if !Arc::ptr_eq(self.client(), to.client()) {
+            return crate::invalid!(
+                "cannot rename {}.{name} to {}.{to_name}: the tables are in different catalogs",
+                self.namespace(),
+                to.namespace()
+            );
+        }
+        let renamed = self
+            .client()
+            .rename_table(self.namespace(), name, to.namespace(), to_name)
+            .await?;
+        if renamed {
+            self.note(name, false);
+            to.note(to_name, true);
+        }
+        Ok(renamed)
+    }
+
     /// `DROP TABLE namespace.name [PURGE]`: `false` when there was none.
     pub async fn drop_table(&self, name: &str, purge: bool) -> Result<bool> {
         if purge && !self.client().places_tables() {

@@ -54,6 +54,9 @@ pub trait IcebergCatalog: Debug + Send + Sync {
         table: Option<&TableLocation>,
         metadata: &Json,
     ) -> Result<()>;
+    /// Give table `namespace.name` the name `to_namespace.to` (its files
+    /// stay); `false` when there was no such table.
+    async fn rename_table(&self, namespace: &str, name: &str, to_namespace: &str, to: &str) -> Result<bool>;
     /// Remove the table from the catalog; with `purge`, ask the catalog to
     /// delete its files too (where it can). `false` when there was none.
     async fn drop_table(&self, namespace: &str, name: &str, purge: bool) -> Result<bool>;

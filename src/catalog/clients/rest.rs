@@ -48,6 +48,15 @@ struct Answer {
 }
 
 impl Answer {
+    /// The error model's type (`NoSuchTableException`, …), or "".
+    fn kind(&self) -> &str {
+        self.body
+            .get("error")
+            .and_then(|e| e.get("type"))
+            .and_then(Json::as_str)
+            .unwrap_or("")
+    }
+
     /// The error model's message, or the body.
     fn message(&self) -> String {
         self.body
@@ -282,6 +291,21 @@ impl super::IcebergCatalog for Arc<RestClient> {
             200 => Ok(()),
             409 => Err(Error::TableExists(format!("table {namespace}.{name} already exists"))),
             _ => Err(self.failed(&format!("creating {namespace}.{name}"), &answer)),
+        }
+    }
+
+    async fn rename_table(&self, namespace: &str, name: &str, to_namespace: &str, to: &str) -> Result<bool> {
+        let levels = |ns: &str| ns.split('.').map(str::to_string).collect::<Vec<_>>();
+        let body = json!({
+            "source": {"namespace": levels(namespace), "name": name},
+            "destination": {"namespace": levels(to_namespace), "name": to},
+        });
+        let answer = self.send(reqwest::Method::POST, "tables/rename", Some(&body)).await?;
+        match answer.status {
+            200 | 204 => Ok(true),
+            404 if answer.kind() == "NoSuchTableException" => Ok(false),
+            409 => Err(Error::TableExists(format!("table {to_namespace}.{to} already exists"))),
+            _ => Err(self.failed(&format!("renaming {namespace}.{name} to {to_namespace}.{to}"), &answer)),
         }
     }
 

@@ -303,6 +303,15 @@ impl SqlCatalog {
         }
     }
 
+    /// `statement` on one table's row: its parameters are the catalog,
+    /// namespace and name, then those of `extra` (` AND …`).
+    fn on_table_row(&self, statement: &str, extra: &str) -> String {
+        format!(
+            "{statement} WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?{extra}{}",
+            self.is_table()
+        )
+    }
+
     /// Every namespace: of a table or with properties.
     pub async fn namespaces(&self) -> Result<Vec<String>> {
         let rows = self
@@ -383,10 +392,7 @@ impl SqlCatalog {
 
     /// The current metadata file of table `ns.name`, if it exists.
     pub async fn metadata_location(&self, ns: &str, name: &str) -> Result<Option<String>> {
-        let sql = format!(
-            "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?{}",
-            self.is_table()
-        );
+        let sql = self.on_table_row("SELECT metadata_location FROM iceberg_tables", "");
         let rows = self
             .backend
             .query(&sql, &[&self.catalog, ns, name])
@@ -419,10 +425,9 @@ impl SqlCatalog {
     /// Move table `ns.name` from metadata file `old` to `new`, if it is
     /// still at `old`; `Ok(false)` when another commit moved it first.
     async fn swap(&self, ns: &str, name: &str, old: &str, new: &str) -> Result<bool> {
-        let sql = format!(
-            "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ?
-              WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?{}",
-            self.is_table()
+        let sql = self.on_table_row(
+            "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ?",
+            " AND metadata_location = ?",
         );
         match self
             .backend
@@ -446,10 +451,7 @@ impl SqlCatalog {
     /// Remove table `ns.name` from the catalog (its files stay); `false`
     /// when it was not there.
     pub async fn drop_table(&self, ns: &str, name: &str) -> Result<bool> {
-        let sql = format!(
-            "DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?{}",
-            self.is_table()
-        );
+        let sql = self.on_table_row("DELETE FROM iceberg_tables", "");
         let n = self
             .backend
             .execute(&sql, &[&self.catalog, ns, name])
@@ -460,11 +462,7 @@ impl SqlCatalog {
 
     /// Rename table `ns.name` to `to_ns.to` (its files stay where they are).
     pub async fn rename_table(&self, ns: &str, name: &str, to_ns: &str, to: &str) -> Result<bool> {
-        let sql = format!(
-            "UPDATE iceberg_tables SET table_namespace = ?, table_name = ?
-              WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?{}",
-            self.is_table()
-        );
+        let sql = self.on_table_row("UPDATE iceberg_tables SET table_namespace = ?, table_name = ?", "");
         match self.backend.execute(&sql, &[to_ns, to, &self.catalog, ns, name]).await {
             Ok(n) => Ok(n > 0),
             Err(e) if e.duplicate => Err(Error::TableExists(format!("table {to_ns}.{to} already exists"))),
@@ -534,6 +532,10 @@ impl super::IcebergCatalog for Arc<SqlCatalog> {
             return Err(e);
         }
         Ok(())
+    }
+
+    async fn rename_table(&self, namespace: &str, name: &str, to_namespace: &str, to: &str) -> Result<bool> {
+        SqlCatalog::rename_table(self, namespace, name, to_namespace, to).await
     }
 
     async fn drop_table(&self, namespace: &str, name: &str, _purge: bool) -> Result<bool> {
