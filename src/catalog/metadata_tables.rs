@@ -5,6 +5,7 @@
 //! | `t$snapshots`      | snapshot                     | snapshot_id, parent_id, sequence_number, committed_at, operation, summary, manifests |
 //! | `t$specs`          | table spec                   | spec_id, is_current, partition_spec, schema                        |
 //! | `t$refs`           | tag                          | name, type, snapshot_id                                            |
+//! | `t$properties`     | table property               | key, value                                                         |
 //! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count |
 //! | `t$files`          | data file                    | path, spec_id, partition, partition_values, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds |
 //! | `t$partitions`     | (spec, partition values)     | spec_id, partition, partition_values, file_count, record_count, total_size_in_bytes |
@@ -44,13 +45,14 @@ pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: 
         "snapshots" => snapshots(md)?,
         "specs" => specs(md)?,
         "refs" => refs(md)?,
+        "properties" => properties(md)?,
         "manifests" => manifests(md)?,
         "files" => files(location, md).await?,
         "partitions" => partitions(location, md).await?,
         "orphans" => orphans(location, md).await?,
         other => {
             return invalid!(
-                "unknown metadata table ${other}; expected one of $snapshots, $specs, $refs, $manifests, $files, $partitions, $orphans"
+                "unknown metadata table ${other}; expected one of $snapshots, $specs, $refs, $properties, $manifests, $files, $partitions, $orphans"
             );
         }
     };
@@ -107,6 +109,20 @@ fn refs(md: &TableMetadata) -> Result<RecordBatch> {
             Arc::new(StringArray::from_iter_values(r.keys())),
             Arc::new(StringArray::from_iter_values(r.values().map(|v| v.kind.as_str()))),
             Arc::new(Int64Array::from_iter_values(r.values().map(|v| v.snapshot_id))),
+        ],
+    )
+}
+
+fn properties(md: &TableMetadata) -> Result<RecordBatch> {
+    let p = &md.properties;
+    batch(
+        vec![
+            Field::new("key", DataType::Utf8, false),
+            Field::new("value", DataType::Utf8, false),
+        ],
+        vec![
+            Arc::new(StringArray::from_iter_values(p.keys())),
+            Arc::new(StringArray::from_iter_values(p.values())),
         ],
     )
 }

@@ -10,17 +10,27 @@
 //! | partition field `day(ts)` named `ts_day` (the default name) | `day(ts)` |
 //! | partition field `bucket[16](id)` named `b` | `bucket(16, id) AS b` |
 //! | a table registered with `LOCATION` | `LOCATION 's3://…'` |
+//! | table properties | `TBLPROPERTIES ('k' = 'v', …)` |
 //! | table `t` of schema `s` (a namespace of the warehouse) | `CREATE TABLE s.t …` |
 //!
 //! Maps are rendered `MAP(K, V)` (see `sql::type_planner`); fixed-size
 //! binary, which SQL cannot declare, as `BYTEA`.
 
+use std::collections::BTreeMap;
+
 use crate::spec::{NestedField, PartitionField, PartitionSpec, PrimitiveType, TableSpec, Type};
 use crate::transform::Transform;
 
-/// `CREATE TABLE [schema.]name (…) [PARTITIONED BY (…)] [LOCATION '…']`;
-/// `schema` is the namespace the table is in, if not the warehouse's own.
-pub fn create_statement(schema: Option<&str>, name: &str, spec: &TableSpec, location: Option<&str>) -> String {
+/// `CREATE TABLE [schema.]name (…) [PARTITIONED BY (…)] [LOCATION '…']
+/// [TBLPROPERTIES (…)]`; `schema` is the namespace the table is in, if not
+/// the warehouse's own.
+pub fn create_statement(
+    schema: Option<&str>,
+    name: &str,
+    spec: &TableSpec,
+    location: Option<&str>,
+    properties: &BTreeMap<String, String>,
+) -> String {
     let columns: Vec<String> = spec.schema.fields.iter().map(column).collect();
     let qualified = match schema {
         Some(schema) => format!("{}.{}", ident(schema), ident(name)),
@@ -33,6 +43,14 @@ pub fn create_statement(schema: Option<&str>, name: &str, spec: &TableSpec, loca
     }
     if let Some(location) = location {
         sql.push_str(&format!("\nLOCATION '{}'", location.replace('\'', "''")));
+    }
+    if !properties.is_empty() {
+        let quote = |s: &str| format!("'{}'", s.replace('\'', "''"));
+        let pairs: Vec<String> = properties
+            .iter()
+            .map(|(k, v)| format!("{} = {}", quote(k), quote(v)))
+            .collect();
+        sql.push_str(&format!("\nTBLPROPERTIES ({})", pairs.join(", ")));
     }
     sql
 }

@@ -58,7 +58,8 @@ impl HiddenPartitionsTable {
     pub fn try_new(table: Table, version: Versioned) -> crate::error::Result<Self> {
         let spec = version.metadata.current_spec()?;
         let schema = spec.schema.arrow_schema();
-        let definition = crate::catalog::show_create::create_statement(None, &table.name, spec, None);
+        let definition =
+            crate::catalog::show_create::create_statement(None, &table.name, spec, None, &version.metadata.properties);
         let table = table.bound(&version.metadata.table_uuid);
         Ok(Self {
             table,
@@ -76,7 +77,13 @@ impl HiddenPartitionsTable {
     pub fn with_location_clause(mut self) -> crate::error::Result<Self> {
         let spec = self.version.metadata.current_spec()?;
         let url = self.table.location.url();
-        self.definition = crate::catalog::show_create::create_statement(None, &self.table.name, spec, Some(&url));
+        self.definition = crate::catalog::show_create::create_statement(
+            None,
+            &self.table.name,
+            spec,
+            Some(&url),
+            &self.version.metadata.properties,
+        );
         Ok(self)
     }
 
@@ -84,7 +91,13 @@ impl HiddenPartitionsTable {
     /// namespace of the warehouse), so the statement recreates it there.
     pub fn in_schema(mut self, schema: &str) -> crate::error::Result<Self> {
         let spec = self.version.metadata.current_spec()?;
-        self.definition = crate::catalog::show_create::create_statement(Some(schema), &self.table.name, spec, None);
+        self.definition = crate::catalog::show_create::create_statement(
+            Some(schema),
+            &self.table.name,
+            spec,
+            None,
+            &self.version.metadata.properties,
+        );
         Ok(self)
     }
 

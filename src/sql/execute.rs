@@ -102,6 +102,22 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
             }
             Ok(StatementResult::empty())
         }
+        Statement::SetProperties { table, properties } => {
+            load_warehouse_table(ctx, &table)
+                .await?
+                .table()
+                .set_properties(&properties)
+                .await?;
+            Ok(StatementResult::empty())
+        }
+        Statement::UnsetProperties { table, keys, if_exists } => {
+            load_warehouse_table(ctx, &table)
+                .await?
+                .table()
+                .unset_properties(&keys, if_exists)
+                .await?;
+            Ok(StatementResult::empty())
+        }
         Statement::Execute {
             table,
             procedure,
@@ -434,7 +450,8 @@ async fn create_like(ctx: &SessionContext, create: &CreateTable) -> Result<Optio
     let mut like = match ours {
         Some(table) => {
             let spec = table.metadata().current_spec()?;
-            let text = crate::catalog::show_create::create_statement(None, "like_target", spec, None);
+            let text =
+                crate::catalog::show_create::create_statement(None, "like_target", spec, None, &Default::default());
             let columns = text.split_once('(').map(|(_, rest)| rest).unwrap_or_default();
             let sql = format!("{prefix} {target} ({columns}");
             match super::statement::parse_statements(&sql)?.pop() {
@@ -450,12 +467,14 @@ async fn create_like(ctx: &SessionContext, create: &CreateTable) -> Result<Optio
             sql: format!("{prefix} {target} AS SELECT * FROM {source} LIMIT 0"),
             partitioned_by: Vec::new(),
             location: None,
+            properties: Default::default(),
         },
     };
     if !create.partitioned_by.is_empty() {
         like.partitioned_by = create.partitioned_by.clone();
     }
     like.location = create.location.clone();
+    like.properties = create.properties.clone();
     Ok(Some(like))
 }
 
@@ -466,11 +485,11 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     let plan = ctx.state().create_logical_plan(&create.sql).await?;
     let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(cmt)) = plan else {
         // e.g. CREATE TABLE … LIKE: not ours unless our clauses were given.
-        if create.partitioned_by.is_empty() && create.location.is_none() {
+        if create.partitioned_by.is_empty() && create.location.is_none() && create.properties.is_empty() {
             return run_datafusion(ctx, &create.sql).await;
         }
         return Err(Error::Invalid(
-            "PARTITIONED BY / LOCATION need CREATE TABLE with columns or AS SELECT".into(),
+            "PARTITIONED BY / LOCATION / TBLPROPERTIES need CREATE TABLE with columns or AS SELECT".into(),
         ));
     };
     if let Some(namespace) = crate::catalog::clients::ddl::namespace_of(ctx, &cmt.name) {
@@ -478,7 +497,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     }
     let Some(schema_provider) = warehouse_schema(ctx, &cmt.name) else {
         crate::catalog::namespace::refuse_unstored_table(ctx, &cmt.name)?;
-        if create.partitioned_by.is_empty() && create.location.is_none() {
+        if create.partitioned_by.is_empty() && create.location.is_none() && create.properties.is_empty() {
             return run_datafusion(ctx, &create.sql).await;
         }
         return Err(Error::Invalid(format!(
@@ -510,6 +529,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     }
     // Validate fully before anything is written.
     let metadata = Table::initial_metadata(&schema, &partition)?;
+    let metadata = crate::table::properties::set_properties(&metadata, &create.properties)?;
     let allow_non_empty = crate::config::options(&ctx.state()).allow_non_empty_location;
     let Some(plan) = ws
         .plan_create(&name, create.location.as_deref(), mode, allow_non_empty)
@@ -614,6 +634,7 @@ async fn create_catalog_table(
         return crate::invalid!("CREATE TABLE {name} needs at least one column");
     }
     let metadata = Table::initial_metadata(&definition.schema, &definition.partition)?;
+    let metadata = crate::table::properties::set_properties(&metadata, &create.properties)?;
     let created = namespace
         .create_table(name, metadata, create.location.as_deref(), definition.mode)
         .await?;

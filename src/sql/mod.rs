@@ -6,6 +6,7 @@ pub mod execute;
 pub mod insert_errors;
 pub mod literals;
 pub mod statement;
+pub mod tblproperties;
 pub mod timestamp_precision;
 pub mod transform_list;
 pub mod type_planner;

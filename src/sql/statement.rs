@@ -3,11 +3,12 @@
 //!
 //! | statement                                              | handled by            |
 //! |--------------------------------------------------------|-----------------------|
-//! | `CREATE TABLE t (…) PARTITIONED BY (day(ts)) [LOCATION '…']` | hidden-partitions |
+//! | `CREATE TABLE t (…) PARTITIONED BY (day(ts)) [LOCATION '…'] [TBLPROPERTIES (…)]` | hidden-partitions |
 //! | `CREATE TABLE t (…)` / `CREATE TABLE t AS SELECT …`     | hidden-partitions (unpartitioned table in the warehouse) |
 //! | `EXPLAIN FILES [ANALYZE] SELECT …` (files selected or opened / total per scan) | hidden-partitions |
 //! | `ALTER TABLE t ADD / DROP / REPLACE PARTITION FIELD …`, `ALTER TABLE t ADD COLUMN c type` | hidden-partitions |
 //! | `ALTER TABLE t CREATE TAG name`, `ALTER TABLE t DROP TAG [IF EXISTS] name` | hidden-partitions |
+//! | `ALTER TABLE t SET TBLPROPERTIES (…)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] (…)` | hidden-partitions |
 //! | `ALTER TABLE t EXECUTE optimize / expire_snapshots / remove_orphan_files …` | hidden-partitions |
 //! | `DROP TABLE [IF EXISTS] t [PURGE]` on a warehouse table (see `catalog::ddl`) | hidden-partitions |
 //! | `CREATE SCHEMA [IF NOT EXISTS] s`, `DROP SCHEMA [IF EXISTS] s [CASCADE]` in a warehouse's catalog (see `catalog::namespace`) | hidden-partitions |
@@ -69,6 +70,17 @@ pub enum Statement {
         create: bool,
         if_exists: bool,
     },
+    /// `ALTER TABLE t SET TBLPROPERTIES ('k' = 'v', …)`.
+    SetProperties {
+        table: String,
+        properties: std::collections::BTreeMap<String, String>,
+    },
+    /// `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)`.
+    UnsetProperties {
+        table: String,
+        keys: Vec<String>,
+        if_exists: bool,
+    },
     /// `ALTER TABLE t EXECUTE optimize | expire_snapshots | remove_orphan_files
     /// [(name => 'value', …)] [WHERE condition]` (Trino's spelling).
     Execute {
@@ -112,10 +124,11 @@ pub enum Statement {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateTable {
-    /// The statement without `PARTITIONED BY` and `LOCATION`.
+    /// The statement without `PARTITIONED BY`, `LOCATION` and `TBLPROPERTIES`.
     pub sql: String,
     pub partitioned_by: Vec<PartitionItem>,
     pub location: Option<String>,
+    pub properties: std::collections::BTreeMap<String, String>,
 }
 
 /// The statements of `sql` in order, each parsed on its own (as psql and
@@ -280,6 +293,7 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
     let mut partitioned_by = Vec::new();
     let mut partitioned = false;
     let mut location = None;
+    let mut properties = std::collections::BTreeMap::new();
     let mut k = 0;
     while k < significant.len() {
         let i = significant[k];
@@ -310,6 +324,18 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
                         .position(|&j| j == close)
                         .unwrap_or(significant.len())
                         + 1;
+                    continue;
+                }
+                if w.value.eq_ignore_ascii_case("tblproperties") {
+                    if !properties.is_empty() {
+                        return Err(syntax("TBLPROPERTIES is given twice; give one list"));
+                    }
+                    let toks: Vec<&Token> = significant.iter().map(|&j| &tokens[j].token).collect();
+                    let (pairs, end) = super::tblproperties::pairs(&toks, k + 1)?;
+                    properties = pairs;
+                    let close = significant[end - 1];
+                    cut.push((offsets.byte(tokens[i].span.start), offsets.byte(tokens[close].span.end)));
+                    k = end;
                     continue;
                 }
                 if w.keyword == Keyword::LOCATION {
@@ -344,6 +370,7 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
         sql: stripped,
         partitioned_by,
         location,
+        properties,
     }))
 }
 
@@ -434,6 +461,31 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
         }));
     }
     let is_word = |t: Option<&&Token>, word: &str| matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word));
+    if !name.is_empty() && matches!(action, Some(Keyword::SET)) && is_word(toks.get(k + 1), "tblproperties") {
+        let (properties, end) = super::tblproperties::pairs(&toks, k + 2)?;
+        if end != toks.len() {
+            return Err(syntax("expected ALTER TABLE t SET TBLPROPERTIES ('key' = 'value', …)"));
+        }
+        return Ok(Some(Statement::SetProperties {
+            table: name,
+            properties,
+        }));
+    }
+    if !name.is_empty() && is_word(toks.get(k), "unset") && is_word(toks.get(k + 1), "tblproperties") {
+        let if_exists = toks.get(k + 2).and_then(|t| keyword(t)) == Some(Keyword::IF)
+            && toks.get(k + 3).and_then(|t| keyword(t)) == Some(Keyword::EXISTS);
+        let (keys, end) = super::tblproperties::keys(&toks, if if_exists { k + 4 } else { k + 2 })?;
+        if end != toks.len() {
+            return Err(syntax(
+                "expected ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('key', …)",
+            ));
+        }
+        return Ok(Some(Statement::UnsetProperties {
+            table: name,
+            keys,
+            if_exists,
+        }));
+    }
     if !name.is_empty() && action == Some(Keyword::EXECUTE) {
         return execute_procedure(name, tokens, significant, k + 1).map(Some);
     }

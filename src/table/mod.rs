@@ -16,6 +16,7 @@ pub mod optimize;
 pub mod orphans;
 pub mod overwrite;
 pub mod pending;
+pub mod properties;
 pub mod purge;
 pub mod retry;
 pub mod rewrite;
@@ -149,6 +150,11 @@ impl Table {
         properties: BTreeMap<String, String>,
     ) -> Result<TableMetadata> {
         partition_spec.validate(&schema)?;
+        for (key, value) in &properties {
+            if key != properties::FORMAT_VERSION {
+                properties::check_property(key, value)?;
+            }
+        }
         let last_partition_id = partition_spec.highest_field_id();
         let table_uuid = uuid::Uuid::new_v4().to_string();
         let now = Utc::now().timestamp_millis();

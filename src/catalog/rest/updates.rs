@@ -788,13 +788,12 @@ pub fn apply_one(
             }
         }
         Update::SetProperties { updates } => {
-            next.properties
-                .extend(updates.iter().map(|(k, v)| (k.clone(), v.clone())));
+            next = crate::table::properties::set_properties(&next, updates)
+                .map_err(|e| Error::Invalid(format!("set-properties: {e}")))?;
         }
         Update::RemoveProperties { removals } => {
-            for k in removals {
-                next.properties.remove(k);
-            }
+            next = crate::table::properties::unset_properties(&next, removals, true)
+                .map_err(|e| Error::Invalid(format!("remove-properties: {e}")))?;
         }
     }
     Ok(next)

@@ -1,0 +1,160 @@
+//! Table properties: string pairs in the table's metadata, with Iceberg's
+//! names, committed as metadata only.
+//!
+//! | statement                                                      | effect                         |
+//! |----------------------------------------------------------------|--------------------------------|
+//! | `CREATE TABLE t (…) TBLPROPERTIES ('owner' = 'ana')`           | the table starts with them     |
+//! | `ALTER TABLE t SET TBLPROPERTIES ('write.delete.mode' = 'copy-on-write')` | set (or replace) each |
+//! | `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('owner')`      | remove each                    |
+//! | `SELECT * FROM "t$properties"`                                 | key, value                     |
+//!
+//! Any key may be set, as in Iceberg; the keys this engine acts on are
+//! checked when set, so a table never holds a value that a later statement
+//! would refuse:
+//!
+//! | key | values |
+//! |-----|--------|
+//! | `write.delete.mode`, `write.update.mode`, `write.merge.mode` | `copy-on-write` (the default); `merge-on-read` is refused until this engine writes delete files |
+//! | `format-version` | `2` or `3`: not stored; `3` upgrades the table (row lineage starts), never down |
+
+use std::collections::BTreeMap;
+
+use crate::error::Result;
+use crate::invalid;
+use crate::spec::TableMetadata;
+use crate::spec::metadata::ICEBERG_V3;
+use crate::store::Versioned;
+use crate::table::Table;
+
+/// How DELETE, UPDATE and MERGE change a table (Iceberg's `write.*.mode`).
+pub const ROW_LEVEL_MODES: [&str; 3] = ["write.delete.mode", "write.update.mode", "write.merge.mode"];
+
+/// Iceberg's reserved key for the format version.
+pub const FORMAT_VERSION: &str = "format-version";
+
+impl Table {
+    /// Set each of `properties` (validated first; nothing changes if one is refused).
+    pub async fn set_properties(&self, properties: &BTreeMap<String, String>) -> Result<Versioned> {
+        self.commit(|md| set_properties(md, properties)).await
+    }
+
+    /// Remove each of `keys`; without `if_exists` a missing key is an error.
+    pub async fn unset_properties(&self, keys: &[String], if_exists: bool) -> Result<Versioned> {
+        self.commit(|md| unset_properties(md, keys, if_exists)).await
+    }
+}
+
+/// Whether this engine accepts `value` for `key` (see the module docs).
+pub fn check_property(key: &str, value: &str) -> Result<()> {
+    if key.is_empty() {
+        return invalid!("a table property needs a name");
+    }
+    if ROW_LEVEL_MODES.contains(&key) {
+        return match value {
+            "copy-on-write" => Ok(()),
+            "merge-on-read" => invalid!(
+                "table property {key} = 'merge-on-read' is not supported yet: DELETE, UPDATE and MERGE rewrite the files they change ('copy-on-write')"
+            ),
+            other => invalid!("table property {key} is 'copy-on-write' or 'merge-on-read', not {other:?}"),
+        };
+    }
+    Ok(())
+}
+
+/// `md` with `properties` set.
+pub fn set_properties(md: &TableMetadata, properties: &BTreeMap<String, String>) -> Result<TableMetadata> {
+    let mut next = md.clone();
+    for (key, value) in properties {
+        if key == FORMAT_VERSION {
+            upgrade_format_version(&mut next, value)?;
+            continue;
+        }
+        check_property(key, value)?;
+        next.properties.insert(key.clone(), value.clone());
+    }
+    Ok(next)
+}
+
+/// `md` without `keys`.
+pub fn unset_properties(md: &TableMetadata, keys: &[String], if_exists: bool) -> Result<TableMetadata> {
+    let mut next = md.clone();
+    for key in keys {
+        if key == FORMAT_VERSION {
+            return invalid!("table property {FORMAT_VERSION} cannot be removed: every table has a format version");
+        }
+        if next.properties.remove(key).is_none() && !if_exists {
+            return invalid!("table property {key:?} is not set (UNSET TBLPROPERTIES IF EXISTS ignores missing keys)");
+        }
+    }
+    Ok(next)
+}
+
+/// `'format-version' = '3'` on a version 2 table starts its row lineage;
+/// the version it has is accepted; down or unknown is refused.
+fn upgrade_format_version(md: &mut TableMetadata, value: &str) -> Result<()> {
+    let current = if crate::spec::iceberg_json::needs_v3(md) {
+        ICEBERG_V3
+    } else {
+        2
+    };
+    match value.trim().parse::<u32>() {
+        Ok(v) if v == current => Ok(()),
+        Ok(v) if v < current => invalid!("the table is format version {current}; it cannot go down to {v}"),
+        Ok(ICEBERG_V3) => {
+            md.next_row_id = Some(md.next_row_id.unwrap_or(0));
+            Ok(())
+        }
+        _ => invalid!("table property {FORMAT_VERSION} is 2 or 3, not {value:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
+    fn table() -> TableMetadata {
+        let schema = Schema::new(vec![Field::new("a", DataType::Int32, true)]);
+        Table::initial_metadata(&schema, &[]).unwrap()
+    }
+
+    fn pairs(items: &[(&str, &str)]) -> BTreeMap<String, String> {
+        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn modes_are_checked_and_nothing_changes_when_one_is_refused() {
+        let md = table();
+        let set = set_properties(&md, &pairs(&[("owner", "ana"), ("write.delete.mode", "copy-on-write")])).unwrap();
+        assert_eq!(set.properties.get("owner").map(String::as_str), Some("ana"));
+        let err = set_properties(&md, &pairs(&[("a", "b"), ("write.update.mode", "sometimes")])).unwrap_err();
+        assert!(err.to_string().contains("not \"sometimes\""), "{err}");
+        assert!(set_properties(&md, &pairs(&[("write.merge.mode", "merge-on-read")])).is_err());
+    }
+
+    #[test]
+    fn unset_needs_the_key_unless_if_exists() {
+        let md = set_properties(&table(), &pairs(&[("owner", "ana")])).unwrap();
+        assert!(unset_properties(&md, &["nope".into()], false).is_err());
+        assert_eq!(
+            unset_properties(&md, &["nope".into()], true).unwrap().properties.len(),
+            1
+        );
+        assert!(
+            unset_properties(&md, &["owner".into()], false)
+                .unwrap()
+                .properties
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn format_version_goes_up_only() {
+        let md = table();
+        let v3 = set_properties(&md, &pairs(&[("format-version", "3")])).unwrap();
+        assert!(crate::spec::iceberg_json::needs_v3(&v3));
+        assert!(!v3.properties.contains_key("format-version"));
+        assert!(set_properties(&v3, &pairs(&[("format-version", "2")])).is_err());
+        assert!(set_properties(&md, &pairs(&[("format-version", "4")])).is_err());
+    }
+}
