@@ -338,28 +338,14 @@ impl SchemaProvider for WarehouseSchema {
     }
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
-        if let Some(t) = self.others.read().ok().and_then(|o| o.get(name).cloned()) {
-            // A foreign table that follows its latest version (an Iceberg
-            // table opened by its directory): each statement sees the latest.
-            if let Some(f) = crate::formats::as_foreign(&t)
-                && let Some(newer) = f.newer().await?
-            {
-                let newer: Arc<dyn TableProvider> = Arc::new(newer);
-                if let Ok(mut others) = self.others.write() {
-                    others.insert(name.to_string(), Arc::clone(&newer));
-                }
-                return Ok(Some(newer));
-            }
+        if let Some(t) = latest_opened(&self.others, name).await? {
             return Ok(Some(t));
         }
         // "t$files" / "t@<snapshot>" of an Iceberg or Delta table registered here.
         if let Some(i) = name.find(['@', '$'])
             && let Some(base) = self.others.read().ok().and_then(|o| o.get(&name[..i]).cloned())
-            && let Some(found) = crate::formats::foreign_lookup(&base, name).await?
+            && let Some(found) = derived_of_foreign(&base, name, i).await?
         {
-            if name[i..].starts_with('$') {
-                return Ok(Some(Arc::new(ReadOnly::new(found, name, &name[..i]))));
-            }
             return Ok(Some(found));
         }
         if let Some((table, selector)) = name.split_once('@') {
@@ -445,4 +431,42 @@ impl SchemaProvider for WarehouseSchema {
     fn table_exist(&self, name: &str) -> bool {
         self.has_other(name) || self.is_listed(name)
     }
+}
+
+/// Table `name` of `opened` (foreign tables opened by a schema), moved on
+/// to its newer version when it follows one (an Iceberg table opened by its
+/// directory or through a catalog): each statement sees the latest.
+pub(crate) async fn latest_opened(
+    opened: &RwLock<HashMap<String, Arc<dyn TableProvider>>>,
+    name: &str,
+) -> Result<Option<Arc<dyn TableProvider>>> {
+    let Some(t) = opened.read().ok().and_then(|o| o.get(name).cloned()) else {
+        return Ok(None);
+    };
+    if let Some(f) = crate::formats::as_foreign(&t)
+        && let Some(newer) = f.newer().await?
+    {
+        let newer: Arc<dyn TableProvider> = Arc::new(newer);
+        if let Ok(mut opened) = opened.write() {
+            opened.insert(name.to_string(), Arc::clone(&newer));
+        }
+        return Ok(Some(newer));
+    }
+    Ok(Some(t))
+}
+
+/// `name` = `"t$files"` / `"t@<snapshot>"` (`name[at..]` the suffix) of
+/// foreign table `base`; metadata tables are read-only.
+pub(crate) async fn derived_of_foreign(
+    base: &Arc<dyn TableProvider>,
+    name: &str,
+    at: usize,
+) -> Result<Option<Arc<dyn TableProvider>>> {
+    let Some(found) = crate::formats::foreign_lookup(base, name).await? else {
+        return Ok(None);
+    };
+    if name[at..].starts_with('$') {
+        return Ok(Some(Arc::new(ReadOnly::new(found, name, &name[..at]))));
+    }
+    Ok(Some(found))
 }

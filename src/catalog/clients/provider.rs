@@ -16,7 +16,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnv;
 
 use super::IcebergCatalog;
-use crate::catalog::read_only::ReadOnly;
+use crate::catalog::schema::{derived_of_foreign, latest_opened};
 use crate::error::Error;
 use crate::store::TableLocation;
 use crate::store::cache::ObjectCache;
@@ -224,24 +224,11 @@ impl SchemaProvider for NamespaceSchema {
         // "t$files" / "t@<snapshot>": of table t.
         if let Some(i) = name.find(['@', '$'])
             && let Some(base) = Box::pin(self.table(&name[..i])).await?
-            && let Some(found) = crate::formats::foreign_lookup(&base, name).await?
+            && let Some(found) = derived_of_foreign(&base, name, i).await?
         {
-            if name[i..].starts_with('$') {
-                return Ok(Some(Arc::new(ReadOnly::new(found, name, &name[..i]))));
-            }
             return Ok(Some(found));
         }
-        let cached = self.opened.read().ok().and_then(|o| o.get(name).cloned());
-        if let Some(t) = cached {
-            if let Some(f) = crate::formats::as_foreign(&t)
-                && let Some(newer) = f.newer().await?
-            {
-                let newer: Arc<dyn TableProvider> = Arc::new(newer);
-                if let Ok(mut opened) = self.opened.write() {
-                    opened.insert(name.to_string(), Arc::clone(&newer));
-                }
-                return Ok(Some(newer));
-            }
+        if let Some(t) = latest_opened(&self.opened, name).await? {
             return Ok(Some(t));
         }
         let Some(t) = self.open(name).await? else {

@@ -77,8 +77,10 @@ fn path_namespace(namespace: &str) -> String {
         .join("%1F")
 }
 
-fn path_name(name: &str) -> String {
-    percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC).to_string()
+/// The route of table `namespace.name`.
+fn table_route(namespace: &str, name: &str) -> String {
+    let name = percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC);
+    format!("namespaces/{}/tables/{name}", path_namespace(namespace))
 }
 
 impl RestClient {
@@ -154,7 +156,7 @@ impl RestClient {
 
     /// Load table `namespace.name`: its metadata location, if it exists.
     async fn load(&self, namespace: &str, name: &str) -> Result<Option<String>> {
-        let route = format!("namespaces/{}/tables/{}", path_namespace(namespace), path_name(name));
+        let route = table_route(namespace, name);
         let answer = self.send(reqwest::Method::GET, &route, None).await?;
         match answer.status {
             200 => answer
@@ -310,11 +312,7 @@ impl super::IcebergCatalog for Arc<RestClient> {
     }
 
     async fn drop_table(&self, namespace: &str, name: &str, purge: bool) -> Result<bool> {
-        let route = format!(
-            "namespaces/{}/tables/{}?purgeRequested={purge}",
-            path_namespace(namespace),
-            path_name(name)
-        );
+        let route = format!("{}?purgeRequested={purge}", table_route(namespace, name));
         let answer = self.send(reqwest::Method::DELETE, &route, None).await?;
         match answer.status {
             200 | 204 => Ok(true),
@@ -408,11 +406,7 @@ impl MetadataPointer for RestPointer {
 
     async fn commit(&self, table: &TableLocation, latest: &Current, next: NextMetadata<'_>) -> Result<Option<Current>> {
         let body = commit_request(next.before, next.after);
-        let route = format!(
-            "namespaces/{}/tables/{}",
-            path_namespace(&self.namespace),
-            path_name(&self.name)
-        );
+        let route = table_route(&self.namespace, &self.name);
         let full = format!("{}.{}", self.namespace, self.name);
         let answer = match self.client.send(reqwest::Method::POST, &route, Some(&body)).await {
             Ok(a) => a,

@@ -78,32 +78,23 @@ impl Backend {
     async fn query(&self, sql: &str, params: &[&str]) -> std::result::Result<Vec<Vec<Option<String>>>, DbError> {
         match self {
             Backend::Sqlite(conn) => {
-                let (conn, sql) = (Arc::clone(conn), sql.to_string());
-                let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
-                tokio::task::spawn_blocking(move || {
-                    let conn = conn
-                        .lock()
-                        .map_err(|_| sqlite_error("the connection lock is poisoned"))?;
-                    let mut stmt = conn.prepare(&sql).map_err(sqlite)?;
+                on_sqlite(conn, sql, params, |conn, sql, params| {
+                    let mut stmt = conn.prepare(sql)?;
                     let n = stmt.column_count();
-                    let rows = stmt
-                        .query_map(rusqlite::params_from_iter(params.iter()), |row| {
-                            (0..n)
-                                .map(|i| row.get::<_, Option<String>>(i))
-                                .collect::<rusqlite::Result<Vec<_>>>()
-                        })
-                        .map_err(sqlite)?;
-                    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sqlite)
+                    let rows = stmt.query_map(params, |row| {
+                        (0..n)
+                            .map(|i| row.get::<_, Option<String>>(i))
+                            .collect::<rusqlite::Result<Vec<_>>>()
+                    })?;
+                    rows.collect()
                 })
                 .await
-                .map_err(|e| sqlite_error(&e.to_string()))?
             }
             Backend::Postgres(client) => {
-                let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
-                    .iter()
-                    .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
-                    .collect();
-                let rows = client.query(&numbered(sql), &params).await.map_err(postgres)?;
+                let rows = client
+                    .query(&numbered(sql), &postgres_params(params))
+                    .await
+                    .map_err(postgres)?;
                 Ok(rows
                     .iter()
                     .map(|r| (0..r.len()).map(|i| r.get::<_, Option<String>>(i)).collect())
@@ -116,28 +107,50 @@ impl Backend {
     async fn execute(&self, sql: &str, params: &[&str]) -> std::result::Result<u64, DbError> {
         match self {
             Backend::Sqlite(conn) => {
-                let (conn, sql) = (Arc::clone(conn), sql.to_string());
-                let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
-                tokio::task::spawn_blocking(move || {
-                    let conn = conn
-                        .lock()
-                        .map_err(|_| sqlite_error("the connection lock is poisoned"))?;
-                    conn.execute(&sql, rusqlite::params_from_iter(params.iter()))
-                        .map(|n| n as u64)
-                        .map_err(sqlite)
+                on_sqlite(conn, sql, params, |conn, sql, params| {
+                    conn.execute(sql, params).map(|n| n as u64)
                 })
                 .await
-                .map_err(|e| sqlite_error(&e.to_string()))?
             }
-            Backend::Postgres(client) => {
-                let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
-                    .iter()
-                    .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
-                    .collect();
-                client.execute(&numbered(sql), &params).await.map_err(postgres)
-            }
+            Backend::Postgres(client) => client
+                .execute(&numbered(sql), &postgres_params(params))
+                .await
+                .map_err(postgres),
         }
     }
+}
+
+/// Run `f` with the SQLite connection on a blocking thread (rusqlite is
+/// synchronous).
+async fn on_sqlite<T: Send + 'static>(
+    conn: &Arc<Mutex<rusqlite::Connection>>,
+    sql: &str,
+    params: &[&str],
+    f: impl FnOnce(
+        &rusqlite::Connection,
+        &str,
+        rusqlite::ParamsFromIter<std::slice::Iter<'_, String>>,
+    ) -> rusqlite::Result<T>
+    + Send
+    + 'static,
+) -> std::result::Result<T, DbError> {
+    let (conn, sql) = (Arc::clone(conn), sql.to_string());
+    let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let conn = conn
+            .lock()
+            .map_err(|_| sqlite_error("the connection lock is poisoned"))?;
+        f(&conn, &sql, rusqlite::params_from_iter(params.iter())).map_err(sqlite)
+    })
+    .await
+    .map_err(|e| sqlite_error(&e.to_string()))?
+}
+
+fn postgres_params<'a>(params: &'a [&'a str]) -> Vec<&'a (dyn tokio_postgres::types::ToSql + Sync)> {
+    params
+        .iter()
+        .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+        .collect()
 }
 
 /// `?` placeholders as PostgreSQL's `$1`, `$2`, …

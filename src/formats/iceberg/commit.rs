@@ -44,7 +44,7 @@ use serde_json::{Value as Json, json};
 use super::manifest::IcebergManifests;
 use super::manifest_list::ManifestEntryFile;
 use super::metadata::{IcebergMetadata, location_url};
-use super::pointer::{Current, DirectoryPointer, MetadataPointer, NextMetadata};
+use super::pointer::{Current, MetadataPointer, NextMetadata};
 use super::{Built, build_parts};
 use crate::error::{Error, Result};
 use crate::formats::table::{ForeignTable, ForeignWrites};
@@ -79,17 +79,9 @@ impl IcebergCommits {
     /// `written_location`: the table's `location` as its metadata spells it.
     /// Every path we write starts with it, as the table's other paths do
     /// (readers resolve them against it, also when the table was moved).
-    pub fn new(name: &str, base: TableLocation, written_location: &str) -> Self {
-        Self::with_pointer(name, base, written_location, Arc::new(DirectoryPointer))
-    }
-
-    /// Commits whose metadata file is recorded by `pointer` (a catalog).
-    pub fn with_pointer(
-        name: &str,
-        mut base: TableLocation,
-        written_location: &str,
-        pointer: Arc<dyn MetadataPointer>,
-    ) -> Self {
+    /// `pointer` records the current metadata file (the table's directory,
+    /// or a catalog).
+    pub fn new(name: &str, mut base: TableLocation, written_location: &str, pointer: Arc<dyn MetadataPointer>) -> Self {
         base.iceberg_location = Some(written_location.trim_end_matches('/').to_string());
         Self {
             name: name.to_string(),
@@ -174,9 +166,9 @@ impl IcebergCommits {
         Ok(())
     }
 
-    /// The bytes of the next metadata file for `next` (our shape) on top
+    /// The next metadata document for `next` (our shape) on top
     /// of `latest`, and the files written for it.
-    async fn next_file(&self, latest: &Latest, next: &TableMetadata, written: &mut Vec<Path>) -> Result<Vec<u8>> {
+    async fn next_file(&self, latest: &Latest, next: &TableMetadata, written: &mut Vec<Path>) -> Result<Json> {
         let shape = latest.built.table.metadata();
         let unsupported = |what: &str| {
             Err(Error::Invalid(format!(
@@ -218,7 +210,7 @@ impl IcebergCommits {
         let snapshot = match added.as_slice() {
             [] => {
                 doc.insert("last-updated-ms".into(), json!(chrono::Utc::now().timestamp_millis()));
-                return Ok(serde_json::to_vec_pretty(&raw)?);
+                return Ok(raw);
             }
             [snapshot] => *snapshot,
             more => {
@@ -254,7 +246,7 @@ impl IcebergCommits {
         self.base.store.put(&path, PutPayload::from(bytes)).await?;
         written.push(path);
         add_snapshot(doc, snapshot, &self.base.iceberg_path(&stored), lineage);
-        Ok(serde_json::to_vec_pretty(&raw)?)
+        Ok(raw)
     }
 
     /// ALTER's schema and partition changes as Iceberg schemas and specs:
@@ -578,14 +570,14 @@ impl ForeignCommits for IcebergCommits {
             self.check_writable(&latest)?;
             let next = apply(&shape(&latest))?;
             let mut written = Vec::new();
-            let bytes = match self.next_file(&latest, &next, &mut written).await {
-                Ok(bytes) => bytes,
+            let after = match self.next_file(&latest, &next, &mut written).await {
+                Ok(after) => after,
                 Err(e) => {
                     self.base.delete_quietly(written).await;
                     return Err(e);
                 }
             };
-            let after: Json = serde_json::from_slice(&bytes)?;
+            let bytes = serde_json::to_vec_pretty(&after)?;
             let current = Current {
                 file: latest.file.clone(),
                 version: latest.version,

@@ -74,18 +74,7 @@ pub async fn open(name: &str, location: TableLocation) -> Result<ForeignTable> {
         let file = current_metadata_file(&location).await?;
         (location, file)
     };
-    let bytes = match table.store.get(&file).await {
-        Ok(r) => r.bytes().await?,
-        Err(object_store::Error::NotFound { .. }) => {
-            return Err(Error::Invalid(format!(
-                "Iceberg metadata file {} does not exist",
-                location_url(&table, &file)
-            )));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let md = IcebergMetadata::parse(&bytes, &location_url(&table, &file))?;
-    let built = build_parts(name, table.clone(), Arc::new(md), None).await?;
+    let built = read_metadata_file(name, &table, &file).await?;
     if !opened_by_directory {
         return Ok(built.table);
     }
@@ -94,9 +83,13 @@ pub async fn open(name: &str, location: TableLocation) -> Result<ForeignTable> {
     let Some(version) = file.filename().and_then(metadata::metadata_version) else {
         return Ok(built.table);
     };
-    let commits = Arc::new(commit::IcebergCommits::new(name, table, &built.metadata.location));
-    commits.adopt(&built);
-    Ok(built.table.writable(commits.writer(), version))
+    Ok(writable(
+        name,
+        table,
+        built,
+        Arc::new(pointer::DirectoryPointer),
+        version,
+    ))
 }
 
 /// Open the Iceberg table rooted at `table` whose current metadata file
@@ -108,8 +101,14 @@ pub async fn open_with_pointer(
     pointer: Arc<dyn pointer::MetadataPointer>,
 ) -> Result<ForeignTable> {
     let current = pointer.current(&table).await?;
-    let url = location_url(&table, &current.file);
-    let bytes = match table.store.get(&current.file).await {
+    let built = read_metadata_file(name, &table, &current.file).await?;
+    Ok(writable(name, table, built, pointer, current.version))
+}
+
+/// The table built from its metadata file `file`.
+async fn read_metadata_file(name: &str, table: &TableLocation, file: &Path) -> Result<Built> {
+    let url = location_url(table, file);
+    let bytes = match table.store.get(file).await {
         Ok(r) => r.bytes().await?,
         Err(object_store::Error::NotFound { .. }) => {
             return Err(Error::Invalid(format!("Iceberg metadata file {url} does not exist")));
@@ -117,15 +116,25 @@ pub async fn open_with_pointer(
         Err(e) => return Err(e.into()),
     };
     let md = IcebergMetadata::parse(&bytes, &url)?;
-    let built = build_parts(name, table.clone(), Arc::new(md), None).await?;
-    let commits = Arc::new(commit::IcebergCommits::with_pointer(
+    build_parts(name, table.clone(), Arc::new(md), None).await
+}
+
+/// `built` accepting writes, committed through `pointer`.
+fn writable(
+    name: &str,
+    table: TableLocation,
+    built: Built,
+    pointer: Arc<dyn pointer::MetadataPointer>,
+    version: u64,
+) -> ForeignTable {
+    let commits = Arc::new(commit::IcebergCommits::new(
         name,
         table,
         &built.metadata.location,
         pointer,
     ));
     commits.adopt(&built);
-    Ok(built.table.writable(commits.writer(), current.version))
+    built.table.writable(commits.writer(), version)
 }
 
 /// A table built from one metadata file, and what a commit on top of it needs.
