@@ -6,7 +6,7 @@
 //!    directly (`WarehouseSchema::load_table`, what the server does).
 //!    Target: ≤ 2 ms through the server.
 //! 2. 8 clients × 50 one-row appends at once: through the server (sessions
-//!    with `--catalog http://…`: each INSERT writes its files and commits
+//!    with `--catalog http://…`, on a table of their own: each INSERT writes its files and commits
 //!    by `POST`; a 409 makes it reload and try again) beside 8 sessions on
 //!    the warehouse itself. Every commit lands; throughput through the
 //!    server within 1.5× of direct.
@@ -16,7 +16,8 @@
 //!    (`HP_ICEBERG_PYTHON`). Target: REST no slower.
 //!
 //! `cargo bench --features ballista --bench rest_catalog`; under `cargo
-//! test` it runs once on small sizes.
+//! test` it runs once on small sizes; `HP_BENCH_REST_SIZES=files,clients,appends,loads`
+//! sets other sizes.
 
 use std::time::Instant;
 
@@ -37,7 +38,18 @@ async fn run(ctx: &datafusion::prelude::SessionContext, sql: &str) {
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
-    let (files, clients, appends, loads) = if full { (10_000, 8, 50, 200) } else { (50, 2, 3, 5) };
+    let (files, clients, appends, loads) = match std::env::var("HP_BENCH_REST_SIZES") {
+        // files,clients,appends,loads: for profiling one part at other sizes.
+        Ok(s) => {
+            let n: Vec<usize> = s
+                .split(',')
+                .map(|v| v.trim().parse().expect("HP_BENCH_REST_SIZES"))
+                .collect();
+            (n[0], n[1], n[2], n[3])
+        }
+        Err(_) if full => (10_000, 8, 50, 200),
+        Err(_) => (50, 2, 3, 5),
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -101,7 +113,12 @@ fn main() {
         }
 
         // 2. Concurrent appends.
-        run(&ctx, "CREATE TABLE appends (id BIGINT, who VARCHAR)").await;
+        // Each way gets a table of its own, so both start from an empty one.
+        run(
+            &ctx,
+            "CREATE TABLE appends_direct (id BIGINT, who VARCHAR); CREATE TABLE appends_server (id BIGINT, who VARCHAR)",
+        )
+        .await;
         let append_all = |through_server: bool| {
             let url = url.clone();
             let wh = wh.clone();
@@ -127,11 +144,8 @@ fn main() {
                         };
                         let mut retries = 0;
                         for i in 0..appends {
-                            let sql = format!(
-                                "INSERT INTO public.appends VALUES ({}, '{}')",
-                                c * 100_000 + i,
-                                if through_server { "server" } else { "direct" }
-                            );
+                            let who = if through_server { "server" } else { "direct" };
+                            let sql = format!("INSERT INTO public.appends_{who} VALUES ({}, '{who}')", c * 100_000 + i);
                             loop {
                                 match execute_sql(&session, &sql).await {
                                     Ok(_) => break,
@@ -153,9 +167,10 @@ fn main() {
         let (direct_s, direct_retries) = append_all(false).await;
         let (server_s, server_retries) = append_all(true).await;
         let commits = (clients * appends) as f64;
+        let both = "(SELECT * FROM appends_direct UNION ALL SELECT * FROM appends_server)";
         let count = support::answer(
             &ctx,
-            "SELECT who, count(*) AS n, count(DISTINCT id) AS ids FROM appends GROUP BY who ORDER BY who",
+            &format!("SELECT who, count(*) AS n, count(DISTINCT id) AS ids FROM {both} GROUP BY who ORDER BY who"),
         )
         .await;
         println!();
@@ -165,7 +180,7 @@ fn main() {
             &ctx,
             &format!(
                 "SELECT bool_and(n = {n} AND ids = {n}) AND count(*) = 2 AS ok FROM
-                 (SELECT who, count(*) AS n, count(DISTINCT id) AS ids FROM appends GROUP BY who)"
+                 (SELECT who, count(*) AS n, count(DISTINCT id) AS ids FROM {both} GROUP BY who)"
             ),
         )
         .await;
@@ -197,14 +212,14 @@ fn main() {
                 .unwrap();
             table_dir.join(format!("v{latest}.metadata.json"))
         };
-        let day = if full { "2010-06-01" } else { "2000-01-10" };
+        let day = (chrono::NaiveDate::from_ymd_opt(2000, 1, 1).unwrap() + chrono::Days::new(files as u64 / 2)).to_string();
         let o = std::process::Command::new(python)
             .arg(script)
             .args([
                 &url,
                 metadata.to_str().unwrap(),
                 dir.path().join("sql.db").to_str().unwrap(),
-                day,
+                &day,
             ])
             .output()
             .unwrap();

@@ -394,6 +394,30 @@ fn our_rest_catalog_as_our_catalog() {
         served.join("made.db/t").is_dir(),
         "the server placed the table in its warehouse"
     );
+    // Properties and tags travel as updates of their own (a fresh process
+    // reads them back from the server).
+    let o = cli(
+        &local,
+        &url,
+        "ALTER TABLE made.t SET TBLPROPERTIES ('owner' = 'ops', 'gone' = 'soon');
+         ALTER TABLE made.t UNSET TBLPROPERTIES ('gone');
+         ALTER TABLE made.t CREATE TAG first",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let props = ours(
+        &local,
+        &url,
+        "SELECT key, value FROM made.\"t$properties\" WHERE key IN ('owner', 'gone')",
+    );
+    assert_eq!(props, vec![json!({"key": "owner", "value": "ops"})]);
+    assert_eq!(
+        ours(&local, &url, "SELECT count(*) AS n FROM made.\"t@first\""),
+        vec![json!({"n": 2})]
+    );
+    let o = cli(&local, &url, "ALTER TABLE made.t DROP TAG first");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = cli(&local, &url, "SELECT * FROM made.\"t@first\"");
+    assert!(!o.status.success(), "the tag is gone on the server");
     let o = cli(
         &local,
         &url,

@@ -50,8 +50,9 @@ fn storage_options(pairs: &[String]) -> Result<StorageOptions> {
 /// Flags of `hidden-partitions-scheduler`.
 #[derive(Debug, Clone, Args)]
 pub struct SchedulerArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0")]
+    /// Address to listen on: this machine only unless told otherwise
+    /// (`--bind-host 0.0.0.0` opens it to the network).
+    #[arg(long, default_value = "127.0.0.1")]
     pub bind_host: String,
     /// Port to listen on (0: any free port, printed at start).
     #[arg(long, default_value_t = 50050)]
@@ -70,8 +71,9 @@ pub struct SchedulerArgs {
 /// Flags of `hidden-partitions-executor`.
 #[derive(Debug, Clone, Args)]
 pub struct ExecutorArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0")]
+    /// Address to listen on: this machine only unless told otherwise
+    /// (`--bind-host 0.0.0.0` opens it to the network).
+    #[arg(long, default_value = "127.0.0.1")]
     pub bind_host: String,
     /// Host name other executors and clients reach this one by.
     #[arg(long)]
@@ -205,4 +207,31 @@ pub async fn run_executor(args: ExecutorArgs) -> Result<()> {
         .map_err(|e| Error::Invalid(format!("the executor stopped: {e}")))?;
     println!("{}", super::stores::node_reads().line());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Scheduler {
+        #[command(flatten)]
+        args: SchedulerArgs,
+    }
+
+    #[derive(Parser)]
+    struct Executor {
+        #[command(flatten)]
+        args: ExecutorArgs,
+    }
+
+    #[test]
+    fn both_servers_listen_on_this_machine_unless_told_otherwise() {
+        assert_eq!(Scheduler::parse_from(["s"]).args.bind_host, "127.0.0.1");
+        assert_eq!(Executor::parse_from(["e"]).args.bind_host, "127.0.0.1");
+        let open = Executor::parse_from(["e", "--bind-host", "0.0.0.0"]);
+        assert_eq!(open.args.bind_host, "0.0.0.0");
+    }
 }

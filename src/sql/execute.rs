@@ -371,6 +371,14 @@ async fn load_warehouse_table(ctx: &SessionContext, table: &str) -> Result<crate
     let reference = super::statement::table_reference(ctx, table);
     refuse_derived_name(reference.table(), "change")?;
     let Some(schema) = warehouse_schema(ctx, &reference) else {
+        // A writable table of another catalog (`--catalog`): changed
+        // through that catalog's commits.
+        if let Some(found) = catalog_table(ctx, &reference).await?
+            && let Some(foreign) = crate::formats::as_foreign(&found)
+            && let Some(writer) = foreign.writer_table().await?
+        {
+            return Ok(writer);
+        }
         return Err(Error::Invalid(format!("{table} is not a hidden-partitions table")));
     };
     let Some(ws) = schema.downcast_ref::<WarehouseSchema>() else {
@@ -400,6 +408,22 @@ async fn alter_partition(ctx: &SessionContext, table: &str, change: PartitionCha
 /// The default schema, when it is a warehouse's.
 pub(super) fn default_warehouse(ctx: &SessionContext) -> Option<Arc<dyn datafusion::catalog::SchemaProvider>> {
     warehouse_schema(ctx, &TableReference::bare(""))
+}
+
+/// The table `name` refers to in whatever schema holds it.
+async fn catalog_table(
+    ctx: &SessionContext,
+    name: &TableReference,
+) -> Result<Option<Arc<dyn datafusion::catalog::TableProvider>>> {
+    let state = ctx.state();
+    let resolved = name.clone().resolve(
+        &state.config_options().catalog.default_catalog,
+        &state.config_options().catalog.default_schema,
+    );
+    let Some(schema) = ctx.catalog(&resolved.catalog).and_then(|c| c.schema(&resolved.schema)) else {
+        return Ok(None);
+    };
+    Ok(schema.table(&resolved.table).await?)
 }
 
 pub(super) fn warehouse_schema(

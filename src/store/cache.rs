@@ -43,8 +43,9 @@ enum Entry {
 impl Entry {
     fn size(&self) -> usize {
         match self {
-            // Metadata JSON: the parsed form is a few times the text; count generously.
-            Self::Version(_) => 4096,
+            // Metadata JSON: the parsed form is a few times the text; count
+            // generously (a table of many snapshots has a large one).
+            Self::Version(v) => (v.1.size as usize).saturating_mul(4).max(4096),
             Self::Bytes(b) => b.len(),
             Self::Batch(b) => b.get_array_memory_size(),
             Self::Flag => 64,
@@ -200,5 +201,36 @@ mod tests {
         cache.put_bytes("huge".into(), Bytes::from(vec![0; 11]));
         assert!(cache.bytes("huge").is_none());
         assert_eq!(cache.stats().0, 10);
+    }
+
+    #[test]
+    fn a_version_counts_by_the_size_of_its_file() {
+        let version = |size: u64| -> CachedVersion {
+            let doc = VersionDoc::Dropped(super::super::commit::Tombstone {
+                format_version: 2,
+                table_uuid: "u".into(),
+                dropped_at_ms: 0,
+            });
+            let meta = ObjectMeta {
+                location: "v1.metadata.json".into(),
+                last_modified: chrono::Utc::now(),
+                size,
+                e_tag: None,
+                version: None,
+            };
+            Arc::new((doc, meta))
+        };
+        let cache = ObjectCache::new(1 << 20);
+        cache.put_version("small".into(), version(100));
+        assert_eq!(cache.stats().0, 4096);
+        // A large metadata file (a table with many snapshots) takes its share
+        // of the limit, and pushes older entries out instead of piling up.
+        cache.put_version("large".into(), version(200_000));
+        assert_eq!(cache.stats().0, 4096 + 800_000);
+        cache.put_version("larger".into(), version(250_000));
+        assert!(cache.version("small").is_none() && cache.version("large").is_none());
+        assert!(cache.version("larger").is_some());
+        cache.put_version("huge".into(), version(1 << 20));
+        assert!(cache.version("huge").is_none(), "larger than the whole cache");
     }
 }

@@ -33,6 +33,9 @@ pub struct RestClient {
     base: String,
     http: reqwest::Client,
     token: Option<String>,
+    /// The catalog rebases an append without `assert-ref-snapshot-id`
+    /// (ours says so in `/v1/config`); any other catalog gets the requirement.
+    rebases_snapshots: bool,
 }
 
 impl std::fmt::Debug for RestClient {
@@ -96,6 +99,7 @@ impl RestClient {
             token: std::env::var("HIDDEN_PARTITIONS_CATALOG_TOKEN")
                 .ok()
                 .filter(|t| !t.is_empty()),
+            rebases_snapshots: false,
         };
         let config = client.send(reqwest::Method::GET, "config", None).await?;
         if config.status != 200 {
@@ -113,6 +117,7 @@ impl RestClient {
         if let Some(prefix) = setting("prefix").filter(|p| !p.is_empty()) {
             client.base = format!("{root}/v1/{}/", prefix.trim_matches('/'));
         }
+        client.rebases_snapshots = setting(crate::catalog::rest::service::REBASES_SNAPSHOTS).as_deref() == Some("true");
         Ok(client)
     }
 
@@ -348,17 +353,19 @@ fn added<'a>(before: &Json, after: &'a Json, list: &str, id: &str) -> Vec<&'a Js
         .unwrap_or_default()
 }
 
-/// The change from `before` to `after` as a `CommitTableRequest`.
-pub fn commit_request(before: &Json, after: &Json) -> Json {
+/// The change from `before` to `after` as a `CommitTableRequest`. With
+/// `rebased_appends` (the catalog rebases snapshots itself), a commit that
+/// only appends leaves out `assert-ref-snapshot-id`: the catalog puts it on
+/// top of whatever won meanwhile instead of answering 409.
+pub fn commit_request(before: &Json, after: &Json, rebased_appends: bool) -> Json {
     let snapshot_id = |doc: &Json| {
         doc.get("current-snapshot-id")
             .and_then(Json::as_i64)
             .filter(|id| *id >= 0)
     };
-    let mut requirements = vec![
-        json!({"type": "assert-table-uuid", "uuid": before.get("table-uuid")}),
-        json!({"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": snapshot_id(before)}),
-    ];
+    let mut requirements = vec![json!({"type": "assert-table-uuid", "uuid": before.get("table-uuid")})];
+    let main_requirement = requirements.len();
+    requirements.push(json!({"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": snapshot_id(before)}));
     let mut updates = Vec::new();
     let schemas = added(before, after, "schemas", "schema-id");
     if !schemas.is_empty() || before.get("current-schema-id") != after.get("current-schema-id") {
@@ -386,6 +393,46 @@ pub fn commit_request(before: &Json, after: &Json) -> Json {
     {
         updates.push(json!({"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": id}));
     }
+    // Only an append (one new snapshot, made main) may be rebased.
+    let only_appends = requirements.len() == main_requirement + 1
+        && updates.len() == 2
+        && updates[0]["action"] == "add-snapshot"
+        && updates[0]["snapshot"]["summary"]["operation"] == "append"
+        && updates[1]["action"] == "set-snapshot-ref";
+    let object = |doc: &Json, key: &str| doc.get(key).and_then(Json::as_object).cloned().unwrap_or_default();
+    let (refs_before, refs_after) = (object(before, "refs"), object(after, "refs"));
+    for (name, r) in refs_after.iter().filter(|(n, _)| *n != "main") {
+        if refs_before.get(name) != Some(r) {
+            updates.push(json!({"action": "set-snapshot-ref", "ref-name": name, "type": r.get("type"), "snapshot-id": r.get("snapshot-id")}));
+        }
+    }
+    for name in refs_before.keys().filter(|n| !refs_after.contains_key(*n)) {
+        updates.push(json!({"action": "remove-snapshot-ref", "ref-name": name}));
+    }
+    let (props_before, props_after) = (object(before, "properties"), object(after, "properties"));
+    let set: serde_json::Map<String, Json> = props_after
+        .iter()
+        .filter(|(k, v)| props_before.get(*k) != Some(v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !set.is_empty() {
+        updates.push(json!({"action": "set-properties", "updates": set}));
+    }
+    let unset: Vec<&String> = props_before.keys().filter(|k| !props_after.contains_key(*k)).collect();
+    if !unset.is_empty() {
+        updates.push(json!({"action": "remove-properties", "removals": unset}));
+    }
+    // After the refs: a snapshot is removed once no tag names it.
+    let removed: Vec<&Json> = added(after, before, "snapshots", "snapshot-id")
+        .iter()
+        .filter_map(|s| s.get("snapshot-id"))
+        .collect();
+    if !removed.is_empty() {
+        updates.push(json!({"action": "remove-snapshots", "snapshot-ids": removed}));
+    }
+    if rebased_appends && only_appends && updates.len() == 2 {
+        requirements.remove(main_requirement);
+    }
     json!({"requirements": requirements, "updates": updates})
 }
 
@@ -405,7 +452,7 @@ impl MetadataPointer for RestPointer {
     }
 
     async fn commit(&self, table: &TableLocation, latest: &Current, next: NextMetadata<'_>) -> Result<Option<Current>> {
-        let body = commit_request(next.before, next.after);
+        let body = commit_request(next.before, next.after, self.client.rebases_snapshots);
         let route = table_route(&self.namespace, &self.name);
         let full = format!("{}.{}", self.namespace, self.name);
         let answer = match self.client.send(reqwest::Method::POST, &route, Some(&body)).await {
@@ -436,5 +483,89 @@ impl MetadataPointer for RestPointer {
             }),
             _ => Err(self.client.failed(&format!("committing to {full}"), &answer)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(snapshots: &[(i64, &str)], props: Json, refs: Json) -> Json {
+        let list: Vec<Json> = snapshots
+            .iter()
+            .map(|(id, op)| json!({"snapshot-id": id, "summary": {"operation": op}}))
+            .collect();
+        json!({
+            "table-uuid": "u", "current-schema-id": 0, "default-spec-id": 0,
+            "current-snapshot-id": snapshots.last().map_or(-1, |s| s.0),
+            "snapshots": list, "properties": props, "refs": refs,
+        })
+    }
+
+    fn kinds(request: &Json, key: &str, tag: &str) -> Vec<String> {
+        request[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r[tag].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn an_append_is_rebased_only_by_a_catalog_that_says_it_rebases() {
+        let before = doc(&[(1, "append")], json!({}), json!({}));
+        let after = doc(&[(1, "append"), (2, "append")], json!({}), json!({}));
+        let strict = commit_request(&before, &after, false);
+        assert_eq!(
+            kinds(&strict, "requirements", "type"),
+            ["assert-table-uuid", "assert-ref-snapshot-id"]
+        );
+        let rebased = commit_request(&before, &after, true);
+        assert_eq!(kinds(&rebased, "requirements", "type"), ["assert-table-uuid"]);
+        assert_eq!(
+            kinds(&rebased, "updates", "action"),
+            ["add-snapshot", "set-snapshot-ref"]
+        );
+        // A delete keeps its requirement.
+        let deleted = doc(&[(1, "append"), (3, "delete")], json!({}), json!({}));
+        assert_eq!(
+            kinds(&commit_request(&before, &deleted, true), "requirements", "type"),
+            ["assert-table-uuid", "assert-ref-snapshot-id"]
+        );
+    }
+
+    #[test]
+    fn properties_tags_and_expired_snapshots_are_updates_too() {
+        let before = doc(
+            &[(1, "append"), (2, "append")],
+            json!({"a": "1", "b": "2"}),
+            json!({"main": {"snapshot-id": 2, "type": "branch"}, "old": {"snapshot-id": 1, "type": "tag"}}),
+        );
+        let after = doc(
+            &[(2, "append")],
+            json!({"a": "9", "c": "3"}),
+            json!({"main": {"snapshot-id": 2, "type": "branch"}, "new": {"snapshot-id": 2, "type": "tag"}}),
+        );
+        let request = commit_request(&before, &after, true);
+        assert_eq!(
+            kinds(&request, "updates", "action"),
+            [
+                "set-snapshot-ref",
+                "remove-snapshot-ref",
+                "set-properties",
+                "remove-properties",
+                "remove-snapshots"
+            ]
+        );
+        let updates = &request["updates"];
+        assert_eq!(updates[0]["ref-name"], "new");
+        assert_eq!(updates[1]["ref-name"], "old");
+        assert_eq!(updates[2]["updates"], json!({"a": "9", "c": "3"}));
+        assert_eq!(updates[3]["removals"], json!(["b"]));
+        assert_eq!(updates[4]["snapshot-ids"], json!([1]));
+        assert_eq!(
+            kinds(&request, "requirements", "type"),
+            ["assert-table-uuid", "assert-ref-snapshot-id"]
+        );
     }
 }

@@ -77,14 +77,17 @@ pub async fn discard(location: &TableLocation, prepared: &HashMap<i64, Change>) 
     }
 }
 
-/// Commit `request` to `table` (a table of ours, bound to its uuid).
-pub async fn commit(table: &Table, request: &CommitRequest) -> Result<Versioned> {
+/// Commit `request` to `table` (a table of ours, bound to its uuid); the
+/// client's files are read before waiting for `turn`, the table's commit
+/// lock of this process.
+pub async fn commit(table: &Table, request: &CommitRequest, turn: &tokio::sync::Mutex<()>) -> Result<Versioned> {
     let base = table.load_bound().await?;
     check_requirements(&base.metadata, &request.requirements, &table.name)?;
     if request.updates.is_empty() {
         return Ok(base);
     }
     let (prepared, _) = prepare(&table.location, &base.metadata, request, &table.name).await?;
+    let _turn = turn.lock().await;
     let result = table
         .commit(|latest| apply(latest, request, &prepared, &table.name))
         .await;

@@ -16,7 +16,7 @@
 //! Nested namespaces do not exist here (406). Views and external tables of
 //! the warehouse are not served (they are not Iceberg tables of ours).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use datafusion::catalog::SchemaProvider;
@@ -46,7 +46,18 @@ pub struct RestCatalog {
     root: Arc<WarehouseSchema>,
     /// Handed to clients with every table (`LoadTableResult.config`).
     table_config: BTreeMap<String, String>,
+    /// One lock per table (by location): commits through this server take
+    /// turns instead of racing each other for the next version (writers
+    /// elsewhere still race, and the commit protocol settles that).
+    commit_turns: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
+
+/// Set in `GET /v1/config` `defaults`: this server rebases a snapshot whose
+/// commit has no `assert-ref-snapshot-id` onto the latest one as our own
+/// writers do (an append lands after the appends that won before it; an
+/// overwrite or delete still conflicts when its files changed), so a client
+/// of ours may leave that requirement out of an append.
+pub const REBASES_SNAPSHOTS: &str = "hidden-partitions.rebases-snapshots";
 
 /// What a table's metadata and version say about it, for a `LoadTableResult`.
 fn table_result(location: &TableLocation, version: &Versioned, config: &BTreeMap<String, String>) -> Reply<Json> {
@@ -145,12 +156,13 @@ impl RestCatalog {
             catalog,
             root,
             table_config,
+            commit_turns: Default::default(),
         })
     }
 
     /// `GET /v1/config`.
     pub fn config(&self, endpoints: &[&str]) -> Json {
-        json!({"defaults": {}, "overrides": {}, "endpoints": endpoints})
+        json!({"defaults": {REBASES_SNAPSHOTS: "true"}, "overrides": {}, "endpoints": endpoints})
     }
 
     /// The schema of `namespace` (registered with the session when another
@@ -486,7 +498,11 @@ impl RestCatalog {
         }
         let (_, table) = self.load(namespace, name).await?;
         let handle = table.table().clone();
-        let version = commit::commit(&handle, &request).await?;
+        let turn = {
+            let mut turns = self.commit_turns.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(turns.entry(handle.location.url()).or_default())
+        };
+        let version = commit::commit(&handle, &request, &turn).await?;
         table_result(&handle.location, &version, &self.table_config)
     }
 

@@ -181,19 +181,11 @@ impl IcebergCommits {
             return crate::format_err!("Iceberg metadata {} is not a JSON object", latest.file);
         };
         if next.properties != shape.properties {
-            return unsupported("changing the table properties");
+            // Iceberg's properties are the table's, key for key.
+            doc.insert("properties".into(), serde_json::to_value(&next.properties)?);
         }
         self.evolve(doc, latest, next)?;
-        let others = |md: &TableMetadata| -> Vec<(String, i64)> {
-            md.refs
-                .iter()
-                .filter(|(name, _)| name.as_str() != "main")
-                .map(|(name, r)| (name.clone(), r.snapshot_id))
-                .collect()
-        };
-        if others(next) != others(shape) {
-            return unsupported("changing the tags");
-        }
+        Self::set_tags(doc, shape, next);
         let known: BTreeSet<i64> = shape.snapshots.iter().map(|s| s.snapshot_id).collect();
         let kept: BTreeSet<i64> = next.snapshots.iter().map(|s| s.snapshot_id).collect();
         if !known.is_subset(&kept) {
@@ -247,6 +239,34 @@ impl IcebergCommits {
         written.push(path);
         add_snapshot(doc, snapshot, &self.base.iceberg_path(&stored), lineage);
         Ok(raw)
+    }
+
+    /// Tags (refs other than `main`) as `next` has them; a tag that still
+    /// names the same snapshot keeps the rest of its Iceberg fields.
+    fn set_tags(doc: &mut serde_json::Map<String, Json>, shape: &TableMetadata, next: &TableMetadata) {
+        let tags = |md: &TableMetadata| -> Vec<(String, i64, String)> {
+            md.refs
+                .iter()
+                .filter(|(name, _)| name.as_str() != "main")
+                .map(|(name, r)| (name.clone(), r.snapshot_id, r.kind.clone()))
+                .collect()
+        };
+        if tags(next) == tags(shape) {
+            return;
+        }
+        let mut refs = doc.get("refs").and_then(Json::as_object).cloned().unwrap_or_default();
+        refs.retain(|name, _| name == "main" || next.refs.contains_key(name));
+        for (name, id, kind) in tags(next) {
+            let same = refs
+                .get(&name)
+                .and_then(|r| r.get("snapshot-id"))
+                .and_then(Json::as_i64)
+                == Some(id);
+            if !same {
+                refs.insert(name, json!({"snapshot-id": id, "type": kind}));
+            }
+        }
+        doc.insert("refs".into(), Json::Object(refs));
     }
 
     /// ALTER's schema and partition changes as Iceberg schemas and specs:
@@ -588,11 +608,29 @@ impl ForeignCommits for IcebergCommits {
                 bytes,
             };
             match self.pointer.commit(&self.base, &current, next_metadata).await {
-                Ok(Some(committed)) => {
+                Ok(Some(committed)) if committed.version == latest.version + 1 => {
                     return Ok(Versioned {
                         version: committed.version,
                         metadata: next,
                     });
+                }
+                // The catalog put the change on top of commits that won
+                // meanwhile (an append through our REST server): the
+                // version it wrote is what the table now is.
+                Ok(Some(committed)) => {
+                    let version = committed.version;
+                    return match self.read(committed.file, version).await {
+                        Ok(landed) => Ok(Versioned {
+                            version,
+                            metadata: shape(&landed),
+                        }),
+                        Err(e) => Err(Error::CommitUnknown {
+                            table: self.base.url(),
+                            detail: format!(
+                                "the catalog answered that the commit landed as version {version}, but reading that version back failed: {e}"
+                            ),
+                        }),
+                    };
                 }
                 Ok(None) => {
                     self.base.delete_quietly(written).await;
