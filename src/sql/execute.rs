@@ -404,7 +404,6 @@ async fn alter_partition(ctx: &SessionContext, table: &str, change: PartitionCha
     Ok(StatementResult::empty())
 }
 
-/// The warehouse schema a table reference resolves to, if any.
 /// The default schema, when it is a warehouse's.
 pub(super) fn default_warehouse(ctx: &SessionContext) -> Option<Arc<dyn datafusion::catalog::SchemaProvider>> {
     warehouse_schema(ctx, &TableReference::bare(""))
@@ -415,27 +414,28 @@ async fn catalog_table(
     ctx: &SessionContext,
     name: &TableReference,
 ) -> Result<Option<Arc<dyn datafusion::catalog::TableProvider>>> {
+    match schema_of(ctx, name) {
+        Some(schema) => Ok(schema.table(name.table()).await?),
+        None => Ok(None),
+    }
+}
+
+/// The schema that holds `name` (the session's defaults fill in the rest).
+fn schema_of(ctx: &SessionContext, name: &TableReference) -> Option<Arc<dyn datafusion::catalog::SchemaProvider>> {
     let state = ctx.state();
     let resolved = name.clone().resolve(
         &state.config_options().catalog.default_catalog,
         &state.config_options().catalog.default_schema,
     );
-    let Some(schema) = ctx.catalog(&resolved.catalog).and_then(|c| c.schema(&resolved.schema)) else {
-        return Ok(None);
-    };
-    Ok(schema.table(&resolved.table).await?)
+    ctx.catalog(&resolved.catalog)?.schema(&resolved.schema)
 }
 
+/// The warehouse schema a table reference resolves to, if any.
 pub(super) fn warehouse_schema(
     ctx: &SessionContext,
     name: &TableReference,
 ) -> Option<Arc<dyn datafusion::catalog::SchemaProvider>> {
-    let state = ctx.state();
-    let resolved = name.clone().resolve(
-        &state.config_options().catalog.default_catalog,
-        &state.config_options().catalog.default_schema,
-    );
-    let schema = ctx.catalog(&resolved.catalog)?.schema(&resolved.schema)?;
+    let schema = schema_of(ctx, name)?;
     schema.downcast_ref::<WarehouseSchema>().is_some().then_some(schema)
 }
 

@@ -393,12 +393,6 @@ pub fn commit_request(before: &Json, after: &Json, rebased_appends: bool) -> Jso
     {
         updates.push(json!({"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": id}));
     }
-    // Only an append (one new snapshot, made main) may be rebased.
-    let only_appends = requirements.len() == main_requirement + 1
-        && updates.len() == 2
-        && updates[0]["action"] == "add-snapshot"
-        && updates[0]["snapshot"]["summary"]["operation"] == "append"
-        && updates[1]["action"] == "set-snapshot-ref";
     let object = |doc: &Json, key: &str| doc.get(key).and_then(Json::as_object).cloned().unwrap_or_default();
     let (refs_before, refs_after) = (object(before, "refs"), object(after, "refs"));
     for (name, r) in refs_after.iter().filter(|(n, _)| *n != "main") {
@@ -430,7 +424,13 @@ pub fn commit_request(before: &Json, after: &Json, rebased_appends: bool) -> Jso
     if !removed.is_empty() {
         updates.push(json!({"action": "remove-snapshots", "snapshot-ids": removed}));
     }
-    if rebased_appends && only_appends && updates.len() == 2 {
+    // Only an append (one new snapshot, made main, nothing else) may be rebased.
+    let only_an_append = requirements.len() == main_requirement + 1
+        && updates.len() == 2
+        && updates[0]["action"] == "add-snapshot"
+        && updates[0]["snapshot"]["summary"]["operation"] == "append"
+        && updates[1]["action"] == "set-snapshot-ref";
+    if rebased_appends && only_an_append {
         requirements.remove(main_requirement);
     }
     json!({"requirements": requirements, "updates": updates})
