@@ -72,7 +72,7 @@ async fn entries_vectorized(dir: &str, day: i32, columns: Option<&[String]>) -> 
     let expr = col("ts").gt_eq(micros(day)).and(col("ts").lt(micros(day + 1)));
     let predicate = source_predicate(&[expr], &md.current_spec().expect("spec").schema);
     let (mut entries, mut matches) = (0, 0);
-    for m in &md.current_snapshot().expect("snapshot").manifests {
+    for m in md.current_manifests().expect("snapshot") {
         let spec = md.spec(m.spec_id).expect("spec");
         let bound = spec.partition_spec.bind(&spec.schema).expect("bind");
         let projected = project_inclusive(&predicate, &bound);
@@ -103,7 +103,7 @@ async fn containers_only(dir: &str) -> usize {
     let md = table.metadata();
     let location = table.location();
     let mut blocks = 0;
-    for m in &md.current_snapshot().expect("snapshot").manifests {
+    for m in md.current_manifests().expect("snapshot") {
         let path = location.resolve(&m.path).expect("path");
         let bytes = location
             .store
@@ -125,7 +125,7 @@ async fn entries_row_by_row(dir: &str, day: i32) -> (usize, usize) {
     let location = table.location();
     let target = ScalarValue::Date32(Some(day));
     let (mut entries, mut matches) = (0, 0);
-    for m in &md.current_snapshot().expect("snapshot").manifests {
+    for m in md.current_manifests().expect("snapshot") {
         let path = location.resolve(&m.path).expect("path");
         let bytes = location
             .store

@@ -224,7 +224,7 @@ async fn main() {
         let projected = project_inclusive(&predicate, &bound);
         let pruning = stats_pruning_predicate(&ctx.state(), &filters(), &arrow).unwrap();
         let mut batches = Vec::new();
-        for m in &snapshot.manifests {
+        for m in snapshot.manifests().expect("loaded") {
             batches.push(read_manifest(&table.location, m, spec, None).await.unwrap());
         }
 

@@ -42,7 +42,11 @@ use crate::values;
 /// The metadata table `kind` of a table, as an in-memory table.
 pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: &str) -> Result<MemTable> {
     let batch = match kind {
-        "snapshots" => snapshots(md)?,
+        "snapshots" => {
+            let mut md = md.clone();
+            location.load_all_manifests(&mut md).await?;
+            snapshots(&md)?
+        }
         "specs" => specs(md)?,
         "refs" => refs(md)?,
         "properties" => properties(md)?,
@@ -77,7 +81,8 @@ fn snapshots(md: &TableMetadata) -> Result<RecordBatch> {
             ),
             Field::new("operation", DataType::Utf8, false),
             Field::new("summary", DataType::Utf8, false),
-            Field::new("manifests", DataType::Int64, false),
+            // Null for a foreign table's snapshots other than the one read.
+            Field::new("manifests", DataType::Int64, true),
         ],
         vec![
             Arc::new(Int64Array::from_iter_values(s.iter().map(|x| x.snapshot_id))),
@@ -92,7 +97,11 @@ fn snapshots(md: &TableMetadata) -> Result<RecordBatch> {
             Arc::new(StringArray::from_iter_values(
                 s.iter().map(|x| serde_json::to_string(&x.summary).unwrap_or_default()),
             )),
-            Arc::new(Int64Array::from_iter_values(s.iter().map(|x| x.manifests.len() as i64))),
+            Arc::new(Int64Array::from(
+                s.iter()
+                    .map(|x| x.manifests.as_ref().map(|m| m.len() as i64))
+                    .collect::<Vec<_>>(),
+            )),
         ],
     )
 }
@@ -166,7 +175,7 @@ fn specs(md: &TableMetadata) -> Result<RecordBatch> {
 }
 
 fn manifests(md: &TableMetadata) -> Result<RecordBatch> {
-    let m: Vec<_> = md.current_snapshot().map(|s| s.manifests.clone()).unwrap_or_default();
+    let m = md.current_manifests()?;
     batch(
         vec![
             Field::new("path", DataType::Utf8, false),
@@ -205,7 +214,7 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
     let Some(snapshot) = md.current_snapshot() else {
         return Ok(rows);
     };
-    for m in &snapshot.manifests {
+    for m in snapshot.manifests()? {
         let spec = md.spec(m.spec_id)?;
         let b = read_manifest(location, m, spec, None).await?;
         let (Some(paths), Some(records), Some(sizes)) = (

@@ -352,7 +352,7 @@ impl SchemaProvider for WarehouseSchema {
             let Some(t) = self.load_table(table).await? else {
                 return Ok(None);
             };
-            return Ok(Some(Arc::new(t.at(selector)?)));
+            return Ok(Some(Arc::new(t.at(selector).await?)));
         }
         if let Some((table, kind)) = name.split_once('$') {
             let Some(t) = self.load_table(table).await? else {

@@ -60,7 +60,8 @@ fn listed_once_exactly<'a>(
                 v.insert(manifest);
             }
             Entry::Occupied(o) => {
-                let name = |i: usize| snapshot.manifests.get(i).map_or("?", |m| m.path.as_str());
+                let listed = snapshot.manifests.as_deref().unwrap_or_default();
+                let name = |i: usize| listed.get(i).map_or("?", |m| m.path.as_str());
                 let (first, second) = (name(*o.get()), name(manifest));
                 let place = if first == second {
                     format!("manifest {first}, listed twice")
@@ -85,11 +86,12 @@ fn listed_once_exactly<'a>(
 /// recorded as listing every file once. The manifest count and the first
 /// manifest's path make a reused snapshot id at a replaced table a miss.
 pub fn verified_key(table_url: &str, snapshot: &Snapshot) -> String {
+    let listed = snapshot.manifests.as_deref().unwrap_or_default();
     format!(
         "listed-once:{table_url}#{}:{}:{}",
         snapshot.snapshot_id,
-        snapshot.manifests.len(),
-        snapshot.manifests.first().map_or("", |m| m.path.as_str())
+        listed.len(),
+        listed.first().map_or("", |m| m.path.as_str())
     )
 }
 
@@ -121,7 +123,8 @@ mod tests {
             timestamp_ms: 0,
             operation: "append".into(),
             summary: Default::default(),
-            manifests: vec![],
+            manifests: Some(vec![]),
+            manifests_file: None,
             table_spec_id: None,
             manifest_list: None,
             first_row_id: None,

@@ -116,9 +116,10 @@ pub fn filter_pushdown(
 ) -> Result<Vec<datafusion::logical_expr::TableProviderFilterPushDown>> {
     use datafusion::logical_expr::TableProviderFilterPushDown as P;
     let current = md.current_spec()?;
-    let spec_ids: std::collections::BTreeSet<i32> = snapshot
-        .map(|s| s.manifests.iter().map(|m| m.spec_id).collect())
-        .unwrap_or_default();
+    let spec_ids: std::collections::BTreeSet<i32> = match snapshot {
+        Some(s) => s.manifests()?.iter().map(|m| m.spec_id).collect(),
+        None => Default::default(),
+    };
     let mut bound = Vec::with_capacity(spec_ids.len());
     for id in spec_ids {
         let spec = md.spec(id)?;
@@ -204,7 +205,8 @@ pub async fn plan_files(
     // Manifests whose partition summaries rule them out are not read; the
     // others are fetched concurrently (object stores answer in parallel).
     let mut to_read = Vec::new();
-    for (manifest_index, manifest) in snapshot.manifests.iter().enumerate() {
+    let manifests = snapshot.manifests()?;
+    for (manifest_index, manifest) in manifests.iter().enumerate() {
         let spec = metadata.spec(manifest.spec_id)?;
         let bound = spec.partition_spec.bind(&spec.schema)?;
         let projected = project_inclusive(&predicate, &bound);
@@ -228,7 +230,7 @@ pub async fn plan_files(
         .try_collect()
         .await?;
     // Whether every entry of every manifest was selected (the whole snapshot).
-    let mut whole = to_read.len() == snapshot.manifests.len();
+    let mut whole = to_read.len() == manifests.len();
     for ((manifest_index, manifest, spec, projected, _), batch) in to_read.into_iter().zip(batches) {
         let total = batch.num_rows();
         let mut keep = partition_mask(&batch, &projected, spec)?;

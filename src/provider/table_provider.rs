@@ -104,7 +104,7 @@ impl HiddenPartitionsTable {
     /// The table as of a snapshot: `@<snapshot id>`, `@<tag>`, or `@<timestamp>` (the
     /// snapshot current then, see `catalog::time_travel`, e.g.
     /// `2024-05-01T12:00:00Z` or `2024-05-01 12:00:00` in UTC).
-    pub fn at(mut self, selector: &str) -> crate::error::Result<Self> {
+    pub async fn at(mut self, selector: &str) -> crate::error::Result<Self> {
         let md = &self.version.metadata;
         let snapshot = if let Ok(id) = selector.parse::<i64>() {
             md.snapshot(id).map(|s| s.snapshot_id).ok_or_else(|| {
@@ -126,6 +126,10 @@ impl HiddenPartitionsTable {
             crate::catalog::time_travel::snapshot_at(md, &self.table.name, selector, ts)?
         };
         self.as_of = Some(snapshot);
+        // An older snapshot's manifests are in a file of their own.
+        let (location, md) = (&self.table.location, &mut self.version.metadata);
+        location.load_manifests(md, |s| s.snapshot_id == snapshot).await?;
+        let md = &self.version.metadata;
         // Read the snapshot with the schema that was current when it was
         // committed (columns are matched by field id).
         if let Some(spec_id) = md.snapshot(snapshot).and_then(|s| s.table_spec_id) {

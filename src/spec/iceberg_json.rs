@@ -2,7 +2,7 @@
 //! 2, or 3 for tables with a type only v3 has).
 //!
 //! One JSON document serves both readers: ours reads its own fields
-//! (`table-specs`, `snapshots[].manifests`, …) and ignores Iceberg's; an
+//! (`table-specs`, `snapshots[].manifests` or `manifests-file`, …) and ignores Iceberg's; an
 //! Iceberg reader reads Iceberg's and ignores ours. Iceberg's are derived
 //! here from ours each time a version is written, so they cannot disagree:
 //!
@@ -115,6 +115,25 @@ pub fn metadata_json(md: &TableMetadata) -> Result<Vec<u8>> {
     let Some(doc) = value.as_object_mut() else {
         return crate::format_err!("table metadata did not serialize as a JSON object");
     };
+    if let Some(current) = md.current_snapshot()
+        && !current.is_loaded()
+    {
+        return crate::format_err!(
+            "the current snapshot {} must list its manifests inline, and they were not loaded",
+            current.snapshot_id
+        );
+    }
+    // Older snapshots whose manifests have a file of their own point to it.
+    if let Some(Value::Array(snapshots)) = doc.get_mut("snapshots") {
+        for (json, snapshot) in snapshots.iter_mut().zip(&md.snapshots) {
+            if snapshot.manifests_file.is_some()
+                && Some(snapshot.snapshot_id) != md.current_snapshot_id
+                && let Some(obj) = json.as_object_mut()
+            {
+                obj.remove("manifests");
+            }
+        }
+    }
     let Some(version) = iceberg_format_version(md) else {
         doc.insert("format-version".into(), json!(LEGACY_FORMAT_VERSION));
         return Ok(serde_json::to_vec_pretty(&value)?);
@@ -296,7 +315,8 @@ mod tests {
             timestamp_ms: 1_700_000_000_000,
             operation: "update".into(),
             summary: [("added-data-files".to_string(), "1".to_string())].into(),
-            manifests: vec![],
+            manifests: Some(vec![]),
+            manifests_file: None,
             table_spec_id: Some(0),
             manifest_list: list.map(str::to_string),
             first_row_id: None,

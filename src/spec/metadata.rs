@@ -1,8 +1,11 @@
 //! Table metadata: the JSON document committed as `metadata/v<N>.metadata.json`.
 //!
 //! One version of the table: its table specs, the current spec, and the
-//! snapshots, each with the full list of manifests that make up the table at
-//! that point. See `docs/FORMAT.md` for a complete example.
+//! snapshots. The current snapshot lists the manifests that make up the
+//! table inline; an older one keeps its list in a file of its own
+//! (`manifests-file`, written once when the snapshot stopped being
+//! current), so a version grows by a few hundred bytes per commit instead
+//! of by the whole table's manifests. See `docs/FORMAT.md` for an example.
 
 use std::collections::BTreeMap;
 
@@ -140,8 +143,14 @@ pub struct Snapshot {
     pub operation: String,
     #[serde(default)]
     pub summary: BTreeMap<String, String>,
-    /// All manifests of the table at this snapshot.
-    pub manifests: Vec<ManifestFile>,
+    /// All manifests of the table at this snapshot; `None` while they are
+    /// in `manifests-file` and not loaded (see [`Snapshot::manifests`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifests: Option<Vec<ManifestFile>>,
+    /// The file that lists this snapshot's manifests (relative to the table
+    /// location, as stored), once it is not the current snapshot.
+    #[serde(rename = "manifests-file", default, skip_serializing_if = "Option::is_none")]
+    pub manifests_file: Option<String>,
     /// The table spec that was current when the snapshot was committed: time
     /// travel reads the snapshot with its schema. Absent in tables written
     /// before it was recorded (then the current spec is used).
@@ -209,6 +218,42 @@ pub struct IcebergManifest {
     pub first_row_id: Option<i64>,
 }
 
+impl Snapshot {
+    /// The manifests of this snapshot; an error when they are kept in their
+    /// own file and were not loaded (`TableLocation::load_manifests`).
+    pub fn manifests(&self) -> Result<&[ManifestFile]> {
+        match &self.manifests {
+            Some(m) => Ok(m),
+            None => Err(self.not_loaded()),
+        }
+    }
+
+    /// [`Self::manifests`], to change them.
+    pub fn manifests_mut(&mut self) -> Result<&mut Vec<ManifestFile>> {
+        let id = self.snapshot_id;
+        let file = self.manifests_file.clone();
+        self.manifests.as_mut().ok_or_else(|| not_loaded(id, file.as_deref()))
+    }
+
+    /// Whether its manifests are in memory.
+    pub fn is_loaded(&self) -> bool {
+        self.manifests.is_some()
+    }
+
+    fn not_loaded(&self) -> crate::error::Error {
+        not_loaded(self.snapshot_id, self.manifests_file.as_deref())
+    }
+}
+
+fn not_loaded(id: i64, file: Option<&str>) -> crate::error::Error {
+    crate::error::Error::Format(match file {
+        Some(file) => format!("the manifests of snapshot {id} (in {file}) were not loaded"),
+        None => format!(
+            "snapshot {id} has no manifests in this metadata (a snapshot of a foreign table other than the one read)"
+        ),
+    })
+}
+
 impl ManifestFile {
     /// The stored paths of the manifest and of its Iceberg twin.
     pub fn files(&self) -> impl Iterator<Item = &str> {
@@ -255,6 +300,15 @@ impl TableMetadata {
 
     pub fn snapshot(&self, id: i64) -> Option<&Snapshot> {
         self.snapshots.iter().find(|s| s.snapshot_id == id)
+    }
+
+    /// The manifests of the current snapshot (none without one). The
+    /// current snapshot's are always in memory: they are written inline.
+    pub fn current_manifests(&self) -> Result<&[ManifestFile]> {
+        match self.current_snapshot() {
+            Some(s) => s.manifests(),
+            None => Ok(&[]),
+        }
     }
 
     /// Make snapshot `id` the current one as of `timestamp_ms`, and log it.

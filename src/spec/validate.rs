@@ -11,6 +11,7 @@
 //! | `current-snapshot-id` names a snapshot | `"current-snapshot-id": 123` with no snapshot 123 |
 //! | every tag names a snapshot | `refs.before → 99` missing |
 //! | a snapshot's `table-spec-id` and its manifests' `spec-id` name table specs | manifest with `"spec-id": 5` |
+//! | a snapshot lists its manifests or names their file; the current one lists them | current snapshot with only `manifests-file` |
 //! | a snapshot's parent, if still listed, has a lower sequence number; no sequence number exceeds `last-sequence-number` | a cycle of parents |
 //! | field ids are unique within a schema and at most `last-column-id` | two columns with id 3 |
 //! | a partition field's source id names a column of its schema; partition field ids are unique and at most `last-partition-id` | `source-id` 9 in a 3-column schema |
@@ -134,7 +135,22 @@ pub fn check(md: &TableMetadata) -> Result<(), String> {
                 s.snapshot_id
             ));
         }
-        for m in &s.manifests {
+        match (&s.manifests, &s.manifests_file) {
+            (None, None) => {
+                return Err(format!(
+                    "snapshot {} has neither manifests nor a manifests-file",
+                    s.snapshot_id
+                ));
+            }
+            (None, Some(_)) if md.current_snapshot_id == Some(s.snapshot_id) => {
+                return Err(format!(
+                    "the current snapshot {} does not list its manifests inline",
+                    s.snapshot_id
+                ));
+            }
+            _ => {}
+        }
+        for m in s.manifests.iter().flatten() {
             if !specs.contains(&m.spec_id) {
                 return Err(format!(
                     "snapshot {}: manifest {} names table spec {}, which is not listed",

@@ -753,7 +753,7 @@ async fn write_ctas(
     if !files.is_empty() {
         written.manifest = Some(write_manifest(location, &spec, &files, snapshot_id).await?);
     }
-    Ok(with_appended(metadata, snapshot_id, written.manifest.clone(), &files))
+    with_appended(metadata, snapshot_id, written.manifest.clone(), &files)
 }
 
 /// `ALTER TABLE t EXECUTE …`: the maintenance procedures, each returning

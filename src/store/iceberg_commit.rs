@@ -10,7 +10,8 @@
 //! The manifests' Avro twins were written with the manifests themselves;
 //! here they only get the sequence number of the snapshot that adds them,
 //! which is known only now. A table written before twins existed gets them
-//! (and its lists) with its next commit.
+//! (and its lists) with its next commit. Last, the snapshot that stops
+//! being current gets its own manifests file (`snapshot_manifests`).
 
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
@@ -92,6 +93,9 @@ impl TableLocation {
             let excess = md.metadata_log.len().saturating_sub(max);
             md.metadata_log.drain(..excess);
         }
+        // A rollback makes an older snapshot current: its list goes inline.
+        let current = md.current_snapshot_id;
+        self.load_manifests(md, |s| Some(s.snapshot_id) == current).await?;
         if !crate::spec::iceberg_json::has_iceberg_types(md) {
             return Ok(Vec::new());
         }
@@ -123,6 +127,10 @@ impl TableLocation {
                 }
             }
         }
+        if let Err(e) = self.write_manifests_files(md, &mut written).await {
+            self.delete_quietly(written).await;
+            return Err(e);
+        }
         Ok(written)
     }
 
@@ -141,7 +149,7 @@ impl TableLocation {
         let missing: Vec<ManifestFile> = md
             .snapshots
             .iter()
-            .flat_map(|s| &s.manifests)
+            .flat_map(|s| s.manifests.iter().flatten())
             .filter(|m| m.iceberg.is_none())
             .cloned()
             .collect();
@@ -189,7 +197,7 @@ impl TableLocation {
                 },
             );
         }
-        for manifest in md.snapshots.iter_mut().flat_map(|s| &mut s.manifests) {
+        for manifest in md.snapshots.iter_mut().flat_map(|s| s.manifests.iter_mut().flatten()) {
             if manifest.iceberg.is_none() {
                 manifest.iceberg = twins.get(&manifest.path).cloned();
             }
@@ -205,13 +213,14 @@ impl TableLocation {
         sequences: &mut HashMap<String, i64>,
     ) -> Result<Path> {
         let snapshot = &mut md.snapshots[index];
-        for manifest in &mut snapshot.manifests {
+        let id = (snapshot.snapshot_id, snapshot.sequence_number);
+        for manifest in snapshot.manifests_mut()? {
             if let Some(twin) = manifest.iceberg.as_mut()
                 && twin.sequence_number.is_none()
             {
                 twin.sequence_number = sequences.get(&manifest.path).copied();
             }
-            assign_sequence_number(manifest, snapshot.snapshot_id, snapshot.sequence_number)?;
+            assign_sequence_number(manifest, id.0, id.1)?;
             if let Some(seq) = manifest.iceberg.as_ref().and_then(|t| t.sequence_number) {
                 sequences.insert(manifest.path.clone(), seq);
             }
@@ -219,7 +228,7 @@ impl TableLocation {
         assign_row_ids(md, index, assigned)?;
         let snapshot = &md.snapshots[index];
         let entries = snapshot
-            .manifests
+            .manifests()?
             .iter()
             .map(|m| self.list_entry(md.spec(m.spec_id)?, m))
             .collect::<Result<Vec<_>>>()?;
@@ -275,8 +284,13 @@ impl TableLocation {
 /// A fresh `<prefix>-<uuid>` name of the table's (the location this
 /// commit runs on may not know the prefix).
 fn fresh_name(md: &TableMetadata) -> String {
+    fresh_name_of(md.file_prefix.as_deref())
+}
+
+/// [`fresh_name`] for a table whose file prefix is `prefix`.
+pub(super) fn fresh_name_of(prefix: Option<&str>) -> String {
     let uuid = uuid::Uuid::new_v4();
-    match &md.file_prefix {
+    match prefix {
         Some(prefix) => format!("{prefix}-{uuid}"),
         None => uuid.to_string(),
     }
@@ -304,8 +318,9 @@ fn assign_row_ids(md: &mut TableMetadata, index: usize, assigned: &mut HashMap<S
         return Ok(());
     };
     let snapshot = &mut md.snapshots[index];
-    let mut slots = Vec::with_capacity(snapshot.manifests.len());
-    for manifest in &mut snapshot.manifests {
+    let manifests = snapshot.manifests_mut()?;
+    let mut slots = Vec::with_capacity(manifests.len());
+    for manifest in manifests.iter_mut() {
         let rows = i64::try_from(manifest.record_count).unwrap_or(i64::MAX);
         let Some(twin) = manifest.iceberg.as_mut() else {
             return crate::format_err!("manifest {} has no Iceberg twin", manifest.path);
@@ -316,7 +331,7 @@ fn assign_row_ids(md: &mut TableMetadata, index: usize, assigned: &mut HashMap<S
         slots.push((&mut twin.first_row_id, rows));
     }
     let next = crate::iceberg::manifest_list::assign_row_id_ranges(first, slots)?;
-    for m in &snapshot.manifests {
+    for m in snapshot.manifests()? {
         if let Some(id) = m.iceberg.as_ref().and_then(|t| t.first_row_id) {
             assigned.insert(m.path.clone(), id);
         }

@@ -81,6 +81,10 @@ pub struct Change {
     pub snapshot_id: i64,
     /// The snapshot the statement read (`None`: the table had none).
     pub base: Option<i64>,
+    /// The manifests (by path) of the base, as read: by the time of a
+    /// retried commit the base is an older snapshot, whose list is not
+    /// loaded with the latest version.
+    base_manifests: BTreeSet<String>,
     /// Manifests of the base snapshot (by path) that this change replaces.
     pub replaced: BTreeSet<String>,
     /// New manifests: survivors of replaced ones, and new files.
@@ -99,11 +103,23 @@ pub struct Change {
 }
 
 impl Change {
-    pub fn new(operation: Operation, base: Option<i64>) -> Self {
+    /// A change of the table as of `base` (the snapshot read, if any).
+    pub fn new(operation: Operation, base: Option<&Snapshot>) -> Result<Self> {
+        let mut change = Self::of_empty_table(operation);
+        if let Some(s) = base {
+            change.base = Some(s.snapshot_id);
+            change.base_manifests = s.manifests()?.iter().map(|m| m.path.clone()).collect();
+        }
+        Ok(change)
+    }
+
+    /// A change of a table that had no snapshot.
+    pub fn of_empty_table(operation: Operation) -> Self {
         Self {
             operation,
             snapshot_id: crate::table::new_snapshot_id(),
-            base,
+            base: None,
+            base_manifests: BTreeSet::new(),
             replaced: BTreeSet::new(),
             added: Vec::new(),
             added_files: 0,
@@ -122,10 +138,10 @@ impl Change {
         if current.map(|s| s.snapshot_id) != self.base {
             self.check_concurrent(md, table)?;
         }
-        let mut manifests: Vec<ManifestFile> = current
-            .map(|s| s.manifests.clone())
-            .unwrap_or_default()
-            .into_iter()
+        let mut manifests: Vec<ManifestFile> = md
+            .current_manifests()?
+            .iter()
+            .cloned()
             .filter(|m| !self.replaced.contains(&m.path))
             .collect();
         manifests.extend(self.added.iter().cloned());
@@ -158,7 +174,8 @@ impl Change {
             timestamp_ms: now,
             operation: self.operation.name().to_string(),
             summary,
-            manifests,
+            manifests: Some(manifests),
+            manifests_file: None,
             table_spec_id: Some(md.current_spec_id),
             manifest_list: None,
             first_row_id: None,
@@ -172,21 +189,14 @@ impl Change {
 
     /// The statements committed since the base must leave this change valid.
     fn check_concurrent(&self, md: &TableMetadata, table: &str) -> Result<()> {
-        let base: BTreeSet<&str> = self
-            .base
-            .and_then(|id| md.snapshot(id))
-            .map(|s| s.manifests.iter().map(|m| m.path.as_str()).collect())
-            .unwrap_or_default();
+        let base = &self.base_manifests;
         if self.base.is_some() && md.snapshot(self.base.unwrap_or_default()).is_none() {
             return Err(conflict(
                 table,
                 "the snapshot it read is no longer in the table's history",
             ));
         }
-        let current: Vec<&ManifestFile> = md
-            .current_snapshot()
-            .map(|s| s.manifests.iter().collect())
-            .unwrap_or_default();
+        let current: Vec<&ManifestFile> = md.current_manifests()?.iter().collect();
         let now: BTreeSet<&str> = current.iter().map(|m| m.path.as_str()).collect();
         if let Some(gone) = self.replaced.iter().find(|p| !now.contains(p.as_str())) {
             return Err(conflict(
@@ -194,7 +204,7 @@ impl Change {
                 &format!("another statement removed or rewrote files it read (manifest {gone})"),
             ));
         }
-        let appended = current.iter().filter(|m| !base.contains(m.path.as_str()));
+        let appended = current.iter().filter(|m| !base.contains(&m.path));
         match &self.scope {
             ConflictScope::Nothing => Ok(()),
             ConflictScope::Everything => match appended.clone().next() {
@@ -247,7 +257,7 @@ impl Change {
             self.removed_rows += f.record_count;
         }
         for (index, paths) in by_manifest {
-            let Some(manifest) = snapshot.manifests.get(index) else {
+            let Some(manifest) = snapshot.manifests()?.get(index) else {
                 return crate::format_err!("manifest #{index} is not in snapshot {}", snapshot.snapshot_id);
             };
             let spec = md.spec(manifest.spec_id)?;
@@ -374,7 +384,7 @@ mod tests {
             ObjectStoreUrl::parse("memory://").unwrap(),
             Path::from("t"),
         );
-        let mut change = Change::new(Operation::Delete, None);
+        let mut change = Change::of_empty_table(Operation::Delete);
         change
             .list(&location, ["data/a.parquet", "data/b.parquet"].into_iter())
             .unwrap();
@@ -396,7 +406,7 @@ mod tests {
             partitions: vec![],
             iceberg: None,
         };
-        let mut change = Change::new(Operation::Append, None);
+        let mut change = Change::of_empty_table(Operation::Append);
         change.added = vec![manifest.clone(), manifest];
         let e = change.apply(&md, "t").unwrap_err().to_string();
         assert!(e.contains("would list manifest metadata/x-m.parquet twice"), "{e}");

@@ -84,7 +84,7 @@ impl WriteStatement for Delete {
             let files: HashSet<_> = partial.iter().map(|f| f.path.clone()).collect();
             rewrite(&self.state, &provider, files, |scan| scan.filter(keep), as_is()).await?
         };
-        let mut change = Change::new(Operation::Delete, Some(snapshot.snapshot_id));
+        let mut change = Change::new(Operation::Delete, Some(snapshot))?;
         change.scope = ConflictScope::Matching(predicate);
         let removed: Vec<_> = whole.into_iter().chain(partial).collect();
         let removed_rows: u64 = removed.iter().map(|f| f.record_count).sum();

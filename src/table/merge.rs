@@ -116,7 +116,7 @@ impl WriteStatement for Merge {
             delete_files(&self.table.location, &rewritten.files).await;
             return Ok(Attempt::nothing(Operation::Merge));
         }
-        let mut change = Change::new(Operation::Merge, snapshot.map(|s| s.snapshot_id));
+        let mut change = Change::new(Operation::Merge, snapshot)?;
         change.scope = match &key_filter {
             Some(f) => ConflictScope::Matching(source_predicate(std::slice::from_ref(f), &md.current_spec()?.schema)),
             None => ConflictScope::Everything,

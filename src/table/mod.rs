@@ -239,7 +239,7 @@ impl Table {
             Some(write_manifest(&self.location, spec, &files, snapshot_id).await?)
         };
         let result = self
-            .commit(|md| Ok(with_appended(md, snapshot_id, manifest.clone(), &files)))
+            .commit(|md| with_appended(md, snapshot_id, manifest.clone(), &files))
             .await;
         if let Err(e) = &result
             && !e.commit_may_have_happened()
@@ -265,9 +265,9 @@ pub fn with_appended(
     snapshot_id: i64,
     manifest: Option<ManifestFile>,
     files: &[DataFile],
-) -> TableMetadata {
+) -> Result<TableMetadata> {
     let mut next = md.clone();
-    let mut manifests = md.current_snapshot().map(|s| s.manifests.clone()).unwrap_or_default();
+    let mut manifests = md.current_manifests()?.to_vec();
     manifests.extend(manifest);
     let total_rows: u64 = manifests.iter().map(|m| m.record_count).sum();
     let total_files: u64 = manifests.iter().map(|m| m.file_count).sum();
@@ -287,7 +287,8 @@ pub fn with_appended(
         timestamp_ms: now,
         operation: "append".to_string(),
         summary,
-        manifests,
+        manifests: Some(manifests),
+        manifests_file: None,
         table_spec_id: Some(md.current_spec_id),
         manifest_list: None,
         first_row_id: None,
@@ -296,5 +297,5 @@ pub fn with_appended(
     next.set_current_snapshot(snapshot_id, now);
     next.last_sequence_number = sequence_number;
     next.last_updated_ms = now;
-    next
+    Ok(next)
 }

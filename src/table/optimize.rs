@@ -99,7 +99,7 @@ impl WriteStatement for Optimize {
                 self.table.name, rewritten.rows
             )));
         }
-        let mut change = Change::new(Operation::Optimize, Some(snapshot.snapshot_id));
+        let mut change = Change::new(Operation::Optimize, Some(snapshot))?;
         change.scope = ConflictScope::Nothing;
         change
             .rewrite_files(&self.table.location, md, Some(snapshot), &chosen.read, &rewritten.files)

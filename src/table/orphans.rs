@@ -13,6 +13,7 @@
 //! | `data/<f1>=<v1>/…/<p>-<uuid>.parquet`        | the directory names are the partition fields of one of the table's specs, in order |
 //! | `metadata/<p>-<uuid>-m.parquet`              | a manifest name                                         |
 //! | `metadata/<p>-<uuid>-m.avro`, `metadata/<p>-<uuid>-snap-<id>.avro` | a manifest twin, a manifest list (the Iceberg side) |
+//! | `metadata/<p>-<uuid>-manifests.json`        | an older snapshot's manifests (`store::snapshot_manifests`) |
 //! | `metadata/.hp-probe-<uuid>`                  | a conditional-write probe (see `store::connect`)        |
 //!
 //! Tables created before the prefix was recorded list the names of that
@@ -130,6 +131,7 @@ fn ours(relative: &[&str], partition_layouts: &BTreeSet<Vec<String>>, naming: &N
         ["metadata", name] => {
             name.strip_suffix("-m.parquet").is_some_and(|s| naming.matches(s))
                 || name.strip_suffix("-m.avro").is_some_and(|s| naming.matches(s))
+                || name.strip_suffix("-manifests.json").is_some_and(|s| naming.matches(s))
                 || manifest_list_stem(name).is_some_and(|s| naming.matches(s))
                 || name.strip_prefix(".hp-probe-").is_some_and(is_uuid)
         }

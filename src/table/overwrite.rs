@@ -64,13 +64,13 @@ pub async fn commit_overwrite(
 ) -> Result<()> {
     let md = &base.metadata;
     let snapshot = md.current_snapshot();
-    let mut change = Change::new(Operation::Overwrite, snapshot.map(|s| s.snapshot_id));
+    let mut change = Change::new(Operation::Overwrite, snapshot)?;
     let built = async {
         if let Some(snapshot) = snapshot {
             match mode {
                 OverwriteMode::Static => {
                     change.scope = ConflictScope::Everything;
-                    for m in &snapshot.manifests {
+                    for m in snapshot.manifests()? {
                         change.replaced.insert(m.path.clone());
                         change.removed_files += m.file_count;
                         change.removed_rows += m.record_count;
@@ -147,7 +147,7 @@ async fn files_in_partitions(
         PARTITION.to_string(),
     ];
     let mut out = Vec::new();
-    for (index, manifest) in snapshot.manifests.iter().enumerate() {
+    for (index, manifest) in snapshot.manifests()?.iter().enumerate() {
         if manifest.spec_id != spec.spec_id {
             continue;
         }

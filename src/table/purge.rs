@@ -41,12 +41,17 @@ pub struct PurgeReport {
 pub struct Referenced {
     pub data: Vec<Path>,
     pub manifests: Vec<Path>,
-    /// Manifest twins and manifest lists (Avro), the table's Iceberg side.
+    /// Manifest twins and manifest lists (Avro), the table's Iceberg side,
+    /// and older snapshots' manifests files (`store::snapshot_manifests`).
     pub iceberg: Vec<Path>,
 }
 
-/// The data files, manifests and Iceberg files referenced by any snapshot of `md`.
+/// The data files, manifests and Iceberg files referenced by any snapshot
+/// of `md` (whose older snapshots' manifests are loaded for it).
 pub async fn referenced_files(location: &TableLocation, md: &TableMetadata) -> Result<Referenced> {
+    let mut md = md.clone();
+    location.load_all_manifests(&mut md).await?;
+    let md = &md;
     let mut manifests = BTreeSet::new();
     let mut iceberg = BTreeSet::new();
     let mut listed = Vec::new();
@@ -54,7 +59,10 @@ pub async fn referenced_files(location: &TableLocation, md: &TableMetadata) -> R
         if let Some(list) = &snapshot.manifest_list {
             iceberg.insert(location.from_iceberg_path(list)?);
         }
-        for m in &snapshot.manifests {
+        if let Some(file) = &snapshot.manifests_file {
+            iceberg.insert(location.resolve(file)?);
+        }
+        for m in snapshot.manifests()? {
             if manifests.insert(m.path.clone()) {
                 if let Some(twin) = &m.iceberg {
                     iceberg.insert(location.resolve(&twin.path)?);

@@ -29,7 +29,7 @@ impl Attempt {
     /// An attempt that changes nothing (e.g. no row matched).
     pub fn nothing(operation: crate::table::change::Operation) -> Self {
         Self {
-            change: Change::new(operation, None),
+            change: Change::of_empty_table(operation),
             written: Vec::new(),
             count: 0,
         }

@@ -110,7 +110,7 @@ impl WriteStatement for Update {
             delete_files(&self.table.location, &rewritten.files).await;
             return Ok(Attempt::nothing(Operation::Update));
         }
-        let mut change = Change::new(Operation::Update, Some(snapshot.snapshot_id));
+        let mut change = Change::new(Operation::Update, Some(snapshot))?;
         change.scope = ConflictScope::Matching(source_predicate(&self.filters, &md.current_spec()?.schema));
         change
             .rewrite_files(&self.table.location, md, Some(snapshot), &chosen.read, &rewritten.files)

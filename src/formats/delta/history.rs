@@ -97,7 +97,9 @@ pub fn snapshots(commits: &[LogCommit], current: &Snapshot) -> Vec<Snapshot> {
                 timestamp_ms: c.timestamp_ms,
                 operation: "delta".to_string(),
                 summary,
-                manifests: Vec::new(),
+                // Only the version read lists its files (as a snapshot of its own).
+                manifests: None,
+                manifests_file: None,
                 table_spec_id: None,
                 manifest_list: None,
                 first_row_id: None,

@@ -164,17 +164,14 @@ pub async fn adopt(
     };
     let listed = read_manifest_list(&bytes, &snapshot.manifest_list)?;
 
-    // Our manifests by the stored path of their twin (any snapshot's).
-    let mut twins: HashMap<&str, &ManifestFile> = HashMap::new();
-    for s in &md.snapshots {
-        for m in &s.manifests {
-            if let Some(t) = &m.iceberg {
-                twins.insert(t.path.as_str(), m);
-            }
-        }
-    }
+    // The parent's manifests by the stored path of their twin; any other
+    // manifest the list names is read file by file (below).
     let parent = md.current_snapshot();
-    let parent_manifests: Vec<&ManifestFile> = parent.map(|s| s.manifests.iter().collect()).unwrap_or_default();
+    let parent_manifests: Vec<&ManifestFile> = md.current_manifests()?.iter().collect();
+    let twins: HashMap<&str, &ManifestFile> = parent_manifests
+        .iter()
+        .filter_map(|m| Some((m.iceberg.as_ref()?.path.as_str(), *m)))
+        .collect();
     let mut kept: HashSet<&str> = HashSet::new();
     let mut theirs = HashMap::new();
     for entry in &listed {
@@ -187,15 +184,6 @@ pub async fn adopt(
         let stored = rebase.stored(&entry.path)?;
         match twins.get(stored.as_str()) {
             Some(ours) => {
-                if !parent_manifests.iter().any(|p| p.path == ours.path) {
-                    return Err(Error::CommitConflict {
-                        table: table.to_string(),
-                        detail: format!(
-                            "snapshot {} lists manifest {} which is not in the current snapshot",
-                            snapshot.snapshot_id, entry.path
-                        ),
-                    });
-                }
                 kept.insert(ours.path.as_str());
             }
             None => {
@@ -284,7 +272,7 @@ pub async fn adopt(
         .collect::<Result<_>>()?;
     // A parent manifest the client rewrote without dropping a file stays
     // as it is; one that lost files is rewritten with the rest.
-    let mut change = Change::new(snapshot.operation()?, md.current_snapshot_id);
+    let mut change = Change::new(snapshot.operation()?, parent)?;
     change.snapshot_id = snapshot.snapshot_id;
     let built = async {
         if let Some(parent) = parent {

@@ -357,13 +357,8 @@ impl IcebergCommits {
         snapshot: &Snapshot,
     ) -> Result<Vec<ManifestListEntry>> {
         let built = &latest.built;
-        let current: Vec<&ManifestFile> = built
-            .table
-            .metadata()
-            .current_snapshot()
-            .map(|s| s.manifests.iter().collect())
-            .unwrap_or_default();
-        let now: BTreeSet<&str> = snapshot.manifests.iter().map(|m| m.path.as_str()).collect();
+        let current: Vec<&ManifestFile> = built.table.metadata().current_manifests()?.iter().collect();
+        let now: BTreeSet<&str> = snapshot.manifests()?.iter().map(|m| m.path.as_str()).collect();
         let removes = current.iter().any(|m| !now.contains(m.path.as_str()));
         if removes && !built.delete_manifests.is_empty() {
             return Err(Error::Invalid(format!(
@@ -371,8 +366,8 @@ impl IcebergCommits {
                 self.name
             )));
         }
-        let mut out = Vec::with_capacity(snapshot.manifests.len() + built.delete_manifests.len());
-        for m in &snapshot.manifests {
+        let mut out = Vec::with_capacity(snapshot.manifests()?.len() + built.delete_manifests.len());
+        for m in snapshot.manifests()? {
             match built.listed.get(&m.path) {
                 Some(entry) => out.push(kept_entry(entry)?),
                 None => out.push(self.new_entry(built, next, snapshot, m)?),

@@ -294,10 +294,11 @@ fn our_metadata(
                 operation,
                 summary,
                 manifests: if Some(s.snapshot_id) == snapshot {
-                    manifests.take().unwrap_or_default()
+                    manifests.take()
                 } else {
-                    Vec::new()
+                    None
                 },
+                manifests_file: None,
                 table_spec_id: None,
                 manifest_list: None,
                 first_row_id: None,
