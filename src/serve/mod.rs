@@ -40,6 +40,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value as Json;
+use serde_json::value::RawValue;
 
 use crate::catalog::Warehouse;
 use crate::catalog::rest::{RestCatalog, RestError};
@@ -127,13 +128,18 @@ struct Served {
     log: bool,
 }
 
-/// A reply: JSON with a status, or the error model.
-struct Answer(std::result::Result<(StatusCode, Option<Json>), RestError>);
+/// A reply: JSON text with a status, or the error model.
+struct Answer(std::result::Result<(StatusCode, Option<Box<RawValue>>), RestError>);
 
 impl IntoResponse for Answer {
     fn into_response(self) -> Response {
         match self.0 {
-            Ok((status, Some(body))) => (status, axum::Json(body)).into_response(),
+            Ok((status, Some(body))) => (
+                status,
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                String::from(Box::<str>::from(body)),
+            )
+                .into_response(),
             Ok((status, None)) => status.into_response(),
             Err(e) => {
                 let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -143,8 +149,13 @@ impl IntoResponse for Answer {
     }
 }
 
-fn ok(body: Json) -> Answer {
-    Answer(Ok((StatusCode::OK, Some(body))))
+/// 200 with `body` (a table's metadata inside it goes out as the text it
+/// was written as, not parsed again).
+fn ok(body: impl serde::Serialize) -> Answer {
+    match serde_json::value::to_raw_value(&body) {
+        Ok(text) => Answer(Ok((StatusCode::OK, Some(text)))),
+        Err(e) => failed(RestError::from(Error::from(e))),
+    }
 }
 
 fn no_content() -> Answer {

@@ -17,6 +17,7 @@
 //! on a commit leaves its outcome unknown (its files are kept). A bearer
 //! token comes from `HIDDEN_PARTITIONS_CATALOG_TOKEN`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -69,6 +70,25 @@ impl Answer {
             .map(str::to_string)
             .unwrap_or_else(|| self.body.to_string())
     }
+}
+
+/// A response body as JSON (`null` when empty, a string when not JSON). A
+/// table's `metadata` is left out: we read the metadata file itself, and
+/// building a tree of a large document on every load and commit is slow.
+fn answer_body(bytes: &[u8]) -> Json {
+    if bytes.is_empty() {
+        return Json::Null;
+    }
+    if let Ok(fields) = serde_json::from_slice::<BTreeMap<String, Box<serde_json::value::RawValue>>>(bytes) {
+        return Json::Object(
+            fields
+                .into_iter()
+                .filter(|(key, _)| key != "metadata")
+                .filter_map(|(key, raw)| Some((key, serde_json::from_str(raw.get()).ok()?)))
+                .collect(),
+        );
+    }
+    serde_json::from_slice(bytes).unwrap_or_else(|_| Json::String(String::from_utf8_lossy(bytes).into()))
 }
 
 /// A namespace in a URL path: levels joined by the unit separator.
@@ -141,13 +161,10 @@ impl RestClient {
             .bytes()
             .await
             .map_err(|e| Error::Invalid(format!("REST catalog {}: {method} {route}: {e}", self.base)))?;
-        let body = match bytes.is_empty() {
-            true => Json::Null,
-            false => {
-                serde_json::from_slice(&bytes).unwrap_or_else(|_| Json::String(String::from_utf8_lossy(&bytes).into()))
-            }
-        };
-        Ok(Answer { status, body })
+        Ok(Answer {
+            status,
+            body: answer_body(&bytes),
+        })
     }
 
     fn failed(&self, what: &str, answer: &Answer) -> Error {

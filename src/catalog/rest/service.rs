@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use datafusion::catalog::SchemaProvider;
 use datafusion::prelude::SessionContext;
+use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 
 use super::commit;
@@ -31,7 +32,7 @@ use crate::catalog::rename::RenameKind;
 use crate::catalog::{Warehouse, WarehouseSchema};
 use crate::error::Error;
 use crate::spec::{PartitionSpec, TableMetadata};
-use crate::store::{TableLocation, Versioned};
+use crate::store::TableLocation;
 use crate::table::Table;
 
 /// The name of the warehouse's own namespace.
@@ -50,6 +51,8 @@ pub struct RestCatalog {
     /// turns instead of racing each other for the next version (writers
     /// elsewhere still race, and the commit protocol settles that).
     commit_turns: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Each table's latest metadata as JSON text, by location.
+    metadata_texts: std::sync::Mutex<HashMap<String, (u64, Arc<RawValue>)>>,
 }
 
 /// Set in `GET /v1/config` `defaults`: this server rebases a snapshot whose
@@ -59,23 +62,60 @@ pub struct RestCatalog {
 /// of ours may leave that requirement out of an append.
 pub const REBASES_SNAPSHOTS: &str = "hidden-partitions.rebases-snapshots";
 
-/// What a table's metadata and version say about it, for a `LoadTableResult`.
-fn table_result(location: &TableLocation, version: &Versioned, config: &BTreeMap<String, String>) -> Reply<Json> {
-    let md = &version.metadata;
-    if crate::spec::iceberg_json::iceberg_format_version(md).is_none() {
-        return Err(RestError::bad_request(format!(
-            "table at {} is not an Iceberg table (it is in this engine's legacy form, e.g. a nanosecond TIME column); it cannot be served",
-            location.url()
-        )));
-    }
+/// A `LoadTableResult`. The metadata goes out as the JSON text it was
+/// serialized to (kept per table for its latest version), not as a tree
+/// built again for every load and commit.
+#[derive(Debug, serde::Serialize)]
+pub struct LoadTableResult {
+    /// None for a staged table (nothing committed yet).
+    #[serde(rename = "metadata-location", skip_serializing_if = "Option::is_none")]
+    pub metadata_location: Option<String>,
+    pub metadata: Arc<RawValue>,
+    pub config: BTreeMap<String, String>,
+}
+
+/// `md` as the JSON text of its metadata file.
+fn metadata_text(md: &TableMetadata) -> crate::error::Result<Arc<RawValue>> {
     let bytes = crate::spec::iceberg_json::metadata_json(md)?;
-    let metadata: Json = serde_json::from_slice(&bytes).map_err(Error::from)?;
-    let root = md.location.clone().unwrap_or_else(|| location.iceberg_root());
-    Ok(json!({
-        "metadata-location": format!("{root}/metadata/v{}.metadata.json", version.version),
-        "metadata": metadata,
-        "config": config,
-    }))
+    let text = String::from_utf8(bytes).map_err(|e| Error::Format(format!("table metadata is not UTF-8: {e}")))?;
+    Ok(Arc::from(RawValue::from_string(text)?))
+}
+
+impl RestCatalog {
+    /// What a table's metadata and version say about it, for a `LoadTableResult`.
+    fn table_result(&self, location: &TableLocation, version: u64, md: &TableMetadata) -> Reply<LoadTableResult> {
+        if crate::spec::iceberg_json::iceberg_format_version(md).is_none() {
+            return Err(RestError::bad_request(format!(
+                "table at {} is not an Iceberg table (it is in this engine's legacy form, e.g. a nanosecond TIME column); it cannot be served",
+                location.url()
+            )));
+        }
+        let key = location.url();
+        let known = {
+            let texts = self.metadata_texts.lock().unwrap_or_else(|e| e.into_inner());
+            texts
+                .get(&key)
+                .filter(|(v, _)| *v == version)
+                .map(|(_, text)| Arc::clone(text))
+        };
+        let metadata = match known {
+            Some(text) => text,
+            None => {
+                let text = metadata_text(md)?;
+                let mut texts = self.metadata_texts.lock().unwrap_or_else(|e| e.into_inner());
+                if texts.get(&key).is_none_or(|(v, _)| *v < version) {
+                    texts.insert(key, (version, Arc::clone(&text)));
+                }
+                text
+            }
+        };
+        let root = md.location.clone().unwrap_or_else(|| location.iceberg_root());
+        Ok(LoadTableResult {
+            metadata_location: Some(format!("{root}/metadata/v{version}.metadata.json")),
+            metadata,
+            config: self.table_config.clone(),
+        })
+    }
 }
 
 /// One namespace level, as a string; nested namespaces are refused.
@@ -157,6 +197,7 @@ impl RestCatalog {
             root,
             table_config,
             commit_turns: Default::default(),
+            metadata_texts: Default::default(),
         })
     }
 
@@ -352,13 +393,9 @@ impl RestCatalog {
     }
 
     /// `GET /v1/namespaces/{ns}/tables/{t}`.
-    pub async fn load_table(&self, namespace: &[String], name: &str) -> Reply<Json> {
+    pub async fn load_table(&self, namespace: &[String], name: &str) -> Reply<LoadTableResult> {
         let (_, table) = self.load(namespace, name).await?;
-        let version = Versioned {
-            version: table.version(),
-            metadata: table.metadata().clone(),
-        };
-        table_result(&table.table().location, &version, &self.table_config)
+        self.table_result(&table.table().location, table.version(), table.metadata())
     }
 
     /// Whether table `name` exists (`HEAD`).
@@ -377,7 +414,7 @@ impl RestCatalog {
     /// `POST /v1/namespaces/{ns}/tables` (also staged: nothing is written
     /// but the table's directories, which some clients write into before
     /// they commit).
-    pub async fn create_table(&self, namespace: &[String], body: &Json) -> Reply<Json> {
+    pub async fn create_table(&self, namespace: &[String], body: &Json) -> Reply<LoadTableResult> {
         let schema = self.schema(namespace).await?;
         let name = body
             .get("name")
@@ -424,9 +461,11 @@ impl RestCatalog {
                     })?;
                 }
             }
-            let bytes = crate::spec::iceberg_json::metadata_json(&md)?;
-            let metadata: Json = serde_json::from_slice(&bytes).map_err(Error::from)?;
-            return Ok(json!({"metadata": metadata, "config": self.table_config}));
+            return Ok(LoadTableResult {
+                metadata_location: None,
+                metadata: metadata_text(&md)?,
+                config: self.table_config.clone(),
+            });
         }
         self.commit_creation(&schema, plan, md, &CommitRequest::default())
             .await?;
@@ -464,7 +503,7 @@ impl RestCatalog {
 
     /// `POST /v1/namespaces/{ns}/tables/{t}`: a commit, or the creation of
     /// a staged table (`assert-create`).
-    pub async fn commit_table(&self, namespace: &[String], name: &str, body: &Json) -> Reply<Json> {
+    pub async fn commit_table(&self, namespace: &[String], name: &str, body: &Json) -> Reply<LoadTableResult> {
         let request = CommitRequest::parse(body)?;
         if request.creates() {
             let schema = self.schema(namespace).await?;
@@ -503,7 +542,7 @@ impl RestCatalog {
             Arc::clone(turns.entry(handle.location.url()).or_default())
         };
         let version = commit::commit(&handle, &request, &turn).await?;
-        table_result(&handle.location, &version, &self.table_config)
+        self.table_result(&handle.location, version.version, &version.metadata)
     }
 
     /// `POST /v1/transactions/commit`: one table's changes; several tables
@@ -559,7 +598,7 @@ impl RestCatalog {
 
     /// `POST /v1/namespaces/{ns}/register`: a table of ours stored outside
     /// the warehouse, by its metadata file.
-    pub async fn register_table(&self, namespace: &[String], body: &Json) -> Reply<Json> {
+    pub async fn register_table(&self, namespace: &[String], body: &Json) -> Reply<LoadTableResult> {
         let schema = self.schema(namespace).await?;
         let name = body
             .get("name")
