@@ -40,7 +40,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value as Json;
-use serde_json::value::RawValue;
 
 use crate::catalog::Warehouse;
 use crate::catalog::rest::{RestCatalog, RestError};
@@ -129,17 +128,14 @@ struct Served {
 }
 
 /// A reply: JSON text with a status, or the error model.
-struct Answer(std::result::Result<(StatusCode, Option<Box<RawValue>>), RestError>);
+struct Answer(std::result::Result<(StatusCode, Option<String>), RestError>);
 
 impl IntoResponse for Answer {
     fn into_response(self) -> Response {
         match self.0 {
-            Ok((status, Some(body))) => (
-                status,
-                [(axum::http::header::CONTENT_TYPE, "application/json")],
-                String::from(Box::<str>::from(body)),
-            )
-                .into_response(),
+            Ok((status, Some(body))) => {
+                (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
+            }
             Ok((status, None)) => status.into_response(),
             Err(e) => {
                 let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -152,7 +148,7 @@ impl IntoResponse for Answer {
 /// 200 with `body` (a table's metadata inside it goes out as the text it
 /// was written as, not parsed again).
 fn ok(body: impl serde::Serialize) -> Answer {
-    match serde_json::value::to_raw_value(&body) {
+    match serde_json::to_string(&body) {
         Ok(text) => Answer(Ok((StatusCode::OK, Some(text)))),
         Err(e) => failed(RestError::from(Error::from(e))),
     }

@@ -51,8 +51,10 @@ pub struct RestCatalog {
     /// turns instead of racing each other for the next version (writers
     /// elsewhere still race, and the commit protocol settles that).
     commit_turns: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// Each table's latest metadata as JSON text, by location.
-    metadata_texts: std::sync::Mutex<HashMap<String, (u64, Arc<RawValue>)>>,
+    /// Each table's latest metadata as JSON text, by location, with the
+    /// table's uuid and version it belongs to (a table created again at the
+    /// same location has another uuid).
+    metadata_texts: std::sync::Mutex<HashMap<String, (String, u64, Arc<RawValue>)>>,
 }
 
 /// Set in `GET /v1/config` `defaults`: this server rebases a snapshot whose
@@ -95,16 +97,19 @@ impl RestCatalog {
             let texts = self.metadata_texts.lock().unwrap_or_else(|e| e.into_inner());
             texts
                 .get(&key)
-                .filter(|(v, _)| *v == version)
-                .map(|(_, text)| Arc::clone(text))
+                .filter(|(uuid, v, _)| *uuid == md.table_uuid && *v == version)
+                .map(|(_, _, text)| Arc::clone(text))
         };
         let metadata = match known {
             Some(text) => text,
             None => {
                 let text = metadata_text(md)?;
                 let mut texts = self.metadata_texts.lock().unwrap_or_else(|e| e.into_inner());
-                if texts.get(&key).is_none_or(|(v, _)| *v < version) {
-                    texts.insert(key, (version, Arc::clone(&text)));
+                if texts
+                    .get(&key)
+                    .is_none_or(|(uuid, v, _)| *uuid != md.table_uuid || *v < version)
+                {
+                    texts.insert(key, (md.table_uuid.clone(), version, Arc::clone(&text)));
                 }
                 text
             }
