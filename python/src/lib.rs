@@ -7,6 +7,7 @@
 
 mod arrow_stream;
 mod errors;
+mod ffi;
 mod result;
 mod session;
 
@@ -17,6 +18,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<session::Session>()?;
     m.add_class::<result::QueryResult>()?;
+    m.add_class::<ffi::WarehouseCatalog>()?;
+    m.add_class::<ffi::Function>()?;
+    m.add_function(wrap_pyfunction!(ffi::functions, m)?)?;
+    m.add("FFI_MAJOR_VERSION", ffi::ffi_major())?;
     m.add("HiddenPartitionsError", py.get_type::<errors::HiddenPartitionsError>())?;
     m.add("CommitConflictError", py.get_type::<errors::CommitConflictError>())?;
     m.add(

@@ -21,7 +21,7 @@ use crate::arrow_stream::import_stream;
 use crate::errors::{from_datafusion, to_py};
 use crate::result::QueryResult;
 
-fn runtime() -> PyResult<&'static Runtime> {
+pub fn runtime() -> PyResult<&'static Runtime> {
     static RUNTIME: OnceLock<std::io::Result<Runtime>> = OnceLock::new();
     RUNTIME
         .get_or_init(|| {
@@ -53,6 +53,31 @@ pub fn wait<T: Send>(py: Python<'_>, work: impl Future<Output = T> + Send) -> Py
     })
 }
 
+/// A session on `warehouse` (a directory, created if missing, or a URL),
+/// or on the Iceberg catalog at `catalog` with the warehouse's storage.
+pub fn open_session(
+    py: Python<'_>,
+    warehouse: &str,
+    storage_options: Option<HashMap<String, String>>,
+    catalog: Option<String>,
+) -> PyResult<SessionContext> {
+    let mut options = StorageOptions::new();
+    let mut pairs: Vec<_> = storage_options.unwrap_or_default().into_iter().collect();
+    pairs.sort();
+    for (key, value) in pairs {
+        options = options.with(key, value);
+    }
+    let warehouse = Warehouse::open(warehouse, options).map_err(to_py)?;
+    let ctx = wait(py, async move {
+        match catalog {
+            None => hidden_partitions::session_with(warehouse).await,
+            Some(url) => hidden_partitions::session::session_with_catalog(warehouse, &url).await,
+        }
+    })?
+    .map_err(to_py)?;
+    Ok(ctx)
+}
+
 /// A session over a warehouse: `Session(warehouse="./warehouse",
 /// storage_options={...}, catalog=None)`.
 #[pyclass(module = "hidden_partitions", name = "Session", frozen)]
@@ -74,20 +99,7 @@ impl Session {
         storage_options: Option<HashMap<String, String>>,
         catalog: Option<String>,
     ) -> PyResult<Self> {
-        let mut options = StorageOptions::new();
-        let mut pairs: Vec<_> = storage_options.unwrap_or_default().into_iter().collect();
-        pairs.sort();
-        for (key, value) in pairs {
-            options = options.with(key, value);
-        }
-        let warehouse = Warehouse::open(warehouse, options).map_err(to_py)?;
-        let ctx = wait(py, async move {
-            match catalog {
-                None => hidden_partitions::session_with(warehouse).await,
-                Some(url) => hidden_partitions::session::session_with_catalog(warehouse, &url).await,
-            }
-        })?
-        .map_err(to_py)?;
+        let ctx = open_session(py, warehouse, storage_options, catalog)?;
         Ok(Self { ctx })
     }
 

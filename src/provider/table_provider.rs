@@ -205,10 +205,27 @@ impl HiddenPartitionsTable {
 }
 
 /// The session state behind a `&dyn Session` (write statements run plans).
+/// A session of another library (datafusion-python's, reaching this table
+/// through the FFI) is not a `SessionState`: writes then run in a state with
+/// its settings and runtime.
 fn session_state(state: &dyn Session) -> Result<SessionState> {
-    state.as_any().downcast_ref::<SessionState>().cloned().ok_or_else(|| {
-        datafusion::error::DataFusionError::Plan("hidden-partitions writes need a DataFusion SessionState".into())
-    })
+    if let Some(ours) = state.as_any().downcast_ref::<SessionState>() {
+        return Ok(ours.clone());
+    }
+    let mut config = state.config().clone();
+    if config
+        .options()
+        .extensions
+        .get::<crate::config::HiddenPartitionsOptions>()
+        .is_none()
+    {
+        config = config.with_option_extension(crate::config::HiddenPartitionsOptions::default());
+    }
+    Ok(datafusion::execution::SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(Arc::clone(state.runtime_env()))
+        .with_default_features()
+        .build())
 }
 
 impl HiddenPartitionsTable {
