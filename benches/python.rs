@@ -25,7 +25,11 @@ mod support;
 #[tokio::main]
 async fn main() {
     let full = std::env::args().any(|a| a == "--bench");
-    let (files, rows, iterations) = if full { (10_000, 10_000_000, 50) } else { (20, 10_000, 2) };
+    let (files, rows, iterations) = if full {
+        (10_000, 10_000_000, 50)
+    } else {
+        (20, 10_000, 2)
+    };
     let dir = tempfile::tempdir().unwrap();
     let wh = dir.path().join("wh");
     let ctx = session_with(Warehouse::open(wh.to_str().unwrap(), StorageOptions::new()).unwrap())
