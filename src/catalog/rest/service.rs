@@ -83,9 +83,31 @@ fn metadata_text(md: &TableMetadata) -> crate::error::Result<Arc<RawValue>> {
     Ok(Arc::from(RawValue::from_string(text)?))
 }
 
+/// The text of version `version`'s metadata file, as written: the file is
+/// read back (cheaper than serializing `md` again, and byte for byte what
+/// other readers get); `md` is serialized only when the file cannot be read.
+async fn written_text(
+    location: &TableLocation,
+    version: u64,
+    md: &TableMetadata,
+) -> crate::error::Result<Arc<RawValue>> {
+    let read = async {
+        use object_store::ObjectStoreExt;
+        let got = location.store.get(&location.metadata_file(version)).await.ok()?;
+        let bytes = got.bytes().await.ok()?;
+        let text = String::from_utf8(bytes.to_vec()).ok()?;
+        // What the file holds is the version `md` was loaded from or committed as.
+        Some(RawValue::from_string(text).ok()?)
+    };
+    match read.await {
+        Some(text) => Ok(Arc::from(text)),
+        None => metadata_text(md),
+    }
+}
+
 impl RestCatalog {
     /// What a table's metadata and version say about it, for a `LoadTableResult`.
-    fn table_result(&self, location: &TableLocation, version: u64, md: &TableMetadata) -> Reply<LoadTableResult> {
+    async fn table_result(&self, location: &TableLocation, version: u64, md: &TableMetadata) -> Reply<LoadTableResult> {
         if crate::spec::iceberg_json::iceberg_format_version(md).is_none() {
             return Err(RestError::bad_request(format!(
                 "table at {} is not an Iceberg table (it is in this engine's legacy form, e.g. a nanosecond TIME column); it cannot be served",
@@ -103,7 +125,7 @@ impl RestCatalog {
         let metadata = match known {
             Some(text) => text,
             None => {
-                let text = metadata_text(md)?;
+                let text = written_text(location, version, md).await?;
                 let mut texts = self.metadata_texts.lock().unwrap_or_else(|e| e.into_inner());
                 if texts
                     .get(&key)
@@ -401,6 +423,7 @@ impl RestCatalog {
     pub async fn load_table(&self, namespace: &[String], name: &str) -> Reply<LoadTableResult> {
         let (_, table) = self.load(namespace, name).await?;
         self.table_result(&table.table().location, table.version(), table.metadata())
+            .await
     }
 
     /// Whether table `name` exists (`HEAD`).
@@ -548,6 +571,7 @@ impl RestCatalog {
         };
         let version = commit::commit(&handle, &request, &turn).await?;
         self.table_result(&handle.location, version.version, &version.metadata)
+            .await
     }
 
     /// `POST /v1/transactions/commit`: one table's changes; several tables

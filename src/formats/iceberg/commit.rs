@@ -65,6 +65,8 @@ pub struct IcebergCommits {
     /// Where the current metadata file is recorded (the table's directory,
     /// or a catalog).
     pointer: Arc<dyn MetadataPointer>,
+    /// The last metadata file read ([`Self::read`]).
+    last_read: Mutex<Option<Arc<Latest>>>,
 }
 
 /// The latest metadata file and what was built from it.
@@ -73,6 +75,15 @@ struct Latest {
     version: u64,
     raw: Json,
     built: Built,
+}
+
+impl std::fmt::Debug for Latest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Latest")
+            .field("file", &self.file)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
 }
 
 impl IcebergCommits {
@@ -88,6 +99,7 @@ impl IcebergCommits {
             base,
             manifests: Arc::new(WriterManifests::default()),
             pointer,
+            last_read: Mutex::new(None),
         }
     }
 
@@ -115,17 +127,34 @@ impl IcebergCommits {
         Ok((current.file, current.version))
     }
 
-    async fn latest(&self) -> Result<Latest> {
+    async fn latest(&self) -> Result<Arc<Latest>> {
         let (file, version) = self.latest_file().await?;
         self.read(file, version).await
     }
 
-    async fn read(&self, file: Path, version: u64) -> Result<Latest> {
+    /// The metadata file `file`, parsed and built once: a metadata file is
+    /// never changed after it is written, so the last one read serves a
+    /// statement's planning and its commit, and the next statement when no
+    /// other writer committed in between.
+    async fn read(&self, file: Path, version: u64) -> Result<Arc<Latest>> {
+        if let Some(last) = self.last_read.lock().ok().and_then(|l| l.clone())
+            && last.file == file
+        {
+            return Ok(last);
+        }
+        let latest = Arc::new(self.parse(file, version).await?);
+        if let Ok(mut last) = self.last_read.lock() {
+            *last = Some(Arc::clone(&latest));
+        }
+        Ok(latest)
+    }
+
+    async fn parse(&self, file: Path, version: u64) -> Result<Latest> {
         let url = location_url(&self.base, &file);
         let bytes = self.base.store.get(&file).await?.bytes().await?;
         let raw: Json = serde_json::from_slice(&bytes)
             .map_err(|e| Error::Format(format!("Iceberg metadata file {url} is not valid JSON: {e}")))?;
-        let md = IcebergMetadata::parse(&bytes, &url)?;
+        let md = IcebergMetadata::from_json(&raw, &url)?;
         let built = build_parts(&self.name, self.base.clone(), Arc::new(md), None).await?;
         self.manifests.add(&built);
         Ok(Latest {
@@ -592,7 +621,12 @@ impl ForeignCommits for IcebergCommits {
                     return Err(e);
                 }
             };
-            let bytes = serde_json::to_vec_pretty(&after)?;
+            // A catalog that applies the commit writes the file itself.
+            let bytes = if self.pointer.catalog_commits() {
+                Vec::new()
+            } else {
+                serde_json::to_vec_pretty(&after)?
+            };
             let current = Current {
                 file: latest.file.clone(),
                 version: latest.version,
@@ -666,7 +700,7 @@ impl ForeignWrites for IcebergWriter {
         if latest == version {
             return Ok(None);
         }
-        let table = self.0.read(file, latest).await?.built.table;
+        let table = self.0.read(file, latest).await?.built.table.clone();
         Ok(Some(table.writable(self.0.writer(), latest)))
     }
 }

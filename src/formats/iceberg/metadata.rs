@@ -195,6 +195,11 @@ impl IcebergMetadata {
     pub fn parse(bytes: &[u8], file: &str) -> Result<Self> {
         let doc: Json = serde_json::from_slice(bytes)
             .map_err(|e| Error::Format(format!("{file} is not Iceberg table metadata: not JSON ({e})")))?;
+        Self::from_json(&doc, file)
+    }
+
+    /// [`Self::parse`] of a document already parsed as JSON.
+    pub fn from_json(doc: &Json, file: &str) -> Result<Self> {
         let looks_like_iceberg = doc.is_object()
             && doc.get("format-version").is_some()
             && doc.get("location").is_some()
