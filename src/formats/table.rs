@@ -173,14 +173,15 @@ impl ForeignTable {
         Ok(Some(self.target("ALTER TABLE").await?))
     }
 
-    /// The statement's target: the table at its latest version, as one of
-    /// ours whose commits go to the table's own format.
+    /// The statement's target: the table at the version the statement
+    /// resolved (its latest then), as one of ours whose commits go to the
+    /// table's own format.
     async fn target(&self, what: &str) -> Result<crate::provider::HiddenPartitionsTable> {
-        let Some((writes, _)) = &self.writes else {
+        let Some((writes, resolved)) = &self.writes else {
             return self.read_only(what);
         };
         let commits = writes.commits();
-        let version = commits.load().await?;
+        let version = commits.load_at(*resolved).await?;
         let table = crate::table::Table::foreign(
             self.name.clone(),
             writes.location(),

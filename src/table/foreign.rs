@@ -26,6 +26,14 @@ pub trait ForeignCommits: Debug + Send + Sync {
     /// The latest version in our shape. Its manifests are readable through
     /// the location of the `Table` this belongs to.
     async fn load(&self) -> Result<Versioned>;
+    /// Version `version` in our shape, when it is the one these commits
+    /// last read (a table resolved by the statement being planned),
+    /// otherwise the latest. A statement plans its write on the version it
+    /// resolved; the commit is conditional either way.
+    async fn load_at(&self, version: u64) -> Result<Versioned> {
+        let _ = version;
+        self.load().await
+    }
     /// Commit `apply(latest)` as the next version.
     async fn commit(&self, apply: &mut Apply<'_>) -> Result<Versioned>;
 }

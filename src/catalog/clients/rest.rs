@@ -79,12 +79,12 @@ fn answer_body(bytes: &[u8]) -> Json {
     if bytes.is_empty() {
         return Json::Null;
     }
-    if let Ok(fields) = serde_json::from_slice::<BTreeMap<String, Box<serde_json::value::RawValue>>>(bytes) {
+    if let Ok(fields) = serde_json::from_slice::<BTreeMap<&str, &serde_json::value::RawValue>>(bytes) {
         return Json::Object(
             fields
                 .into_iter()
-                .filter(|(key, _)| key != "metadata")
-                .filter_map(|(key, raw)| Some((key, serde_json::from_str(raw.get()).ok()?)))
+                .filter(|(key, _)| *key != "metadata")
+                .filter_map(|(key, raw)| Some((key.to_string(), serde_json::from_str(raw.get()).ok()?)))
                 .collect(),
         );
     }

@@ -136,8 +136,12 @@ impl IcebergCommits {
     /// never changed after it is written, so the last one read serves a
     /// statement's planning and its commit, and the next statement when no
     /// other writer committed in between.
+    fn last_read(&self) -> Option<Arc<Latest>> {
+        self.last_read.lock().ok().and_then(|l| l.clone())
+    }
+
     async fn read(&self, file: Path, version: u64) -> Result<Arc<Latest>> {
-        if let Some(last) = self.last_read.lock().ok().and_then(|l| l.clone())
+        if let Some(last) = self.last_read()
             && last.file == file
         {
             return Ok(last);
@@ -607,10 +611,30 @@ impl ForeignCommits for IcebergCommits {
         })
     }
 
+    async fn load_at(&self, version: u64) -> Result<Versioned> {
+        match self.last_read() {
+            Some(last) if last.version == version => {
+                self.check_writable(&last)?;
+                Ok(Versioned {
+                    version,
+                    metadata: shape(&last),
+                })
+            }
+            _ => self.load().await,
+        }
+    }
+
     async fn commit(&self, apply: &mut Apply<'_>) -> Result<Versioned> {
         let mut backoff = Duration::from_millis(5);
+        // The first attempt goes on top of the version read last (the one
+        // the statement planned on, as a rule): the pointer's commit is
+        // conditional, so a stale one only costs a retry on the latest.
+        let mut cached = self.last_read();
         for _ in 0..COMMIT_RETRIES {
-            let latest = self.latest().await?;
+            let latest = match cached.take() {
+                Some(last) => last,
+                None => self.latest().await?,
+            };
             self.check_writable(&latest)?;
             let next = apply(&shape(&latest))?;
             let mut written = Vec::new();
