@@ -95,7 +95,7 @@ async fn written_text(
         use object_store::ObjectStoreExt;
         let got = location.store.get(&location.metadata_file(version)).await.ok()?;
         let bytes = got.bytes().await.ok()?;
-        let text = String::from_utf8(bytes.to_vec()).ok()?;
+        let text = String::from_utf8(Vec::from(bytes)).ok()?;
         // What the file holds is the version `md` was loaded from or committed as.
         Some(RawValue::from_string(text).ok()?)
     };

@@ -132,14 +132,15 @@ impl IcebergCommits {
         self.read(file, version).await
     }
 
-    /// The metadata file `file`, parsed and built once: a metadata file is
-    /// never changed after it is written, so the last one read serves a
-    /// statement's planning and its commit, and the next statement when no
-    /// other writer committed in between.
+    /// The last metadata file [`Self::read`] parsed.
     fn last_read(&self) -> Option<Arc<Latest>> {
         self.last_read.lock().ok().and_then(|l| l.clone())
     }
 
+    /// The metadata file `file`, parsed and built once: a metadata file is
+    /// never changed after it is written, so the last one read serves a
+    /// statement's planning and its commit, and the next statement when no
+    /// other writer committed in between.
     async fn read(&self, file: Path, version: u64) -> Result<Arc<Latest>> {
         if let Some(last) = self.last_read()
             && last.file == file
