@@ -8,6 +8,8 @@
 //! | UPDATE 1 % (every file) | 100 days, 1 M rows | `COPY` of the whole table |
 //! | MERGE 10,000 keys | 10 M rows, `bucket(16, id)`, 10 appends | the same MERGE with `ON t.id + 0 = s.id` (no key pruning) |
 //! | optimize | 10,000 small files in 100 days | `COPY` of the same rows into 100 day directories |
+//! | DELETE 100 scattered rows, merge-on-read | 10 M rows, 100 `day(ts)` files | the same DELETE copy-on-write (time and bytes written) |
+//! | full scan with 1 % of rows deleted (merge-on-read) | 10 M rows, 100 files | the same scan of the table before the DELETE |
 //!
 //! Files read / dropped unread come from `EXPLAIN FILES <statement>`.
 //! `cargo bench --bench dml`; under `cargo test` every case runs once on
@@ -24,6 +26,8 @@ const DAY_MICROS: i64 = 86_400_000_000;
 const START: i64 = 1_704_067_200_000_000; // 2024-01-01
 
 struct Size {
+    /// Rows of the merge-on-read tables (100 days, one file each).
+    mor_rows: i64,
     /// Files of the DELETE table (one per day).
     delete_days: i64,
     update_rows: i64,
@@ -36,6 +40,7 @@ struct Size {
 }
 
 const FULL: Size = Size {
+    mor_rows: 10_000_000,
     delete_days: 10_000,
     update_rows: 1_000_000,
     merge_rows: 10_000_000,
@@ -46,6 +51,7 @@ const FULL: Size = Size {
 };
 
 const TINY: Size = Size {
+    mor_rows: 50_000,
     delete_days: 20,
     update_rows: 2_000,
     merge_rows: 20_000,
@@ -98,6 +104,121 @@ fn ms(d: Duration) -> f64 {
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
+}
+
+/// Bytes of every file under `dir`, by path.
+fn dir_bytes(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(dir_bytes(&e.path()));
+        } else {
+            out.insert(e.path(), e.metadata().unwrap().len());
+        }
+    }
+    out
+}
+
+/// Bytes of the files under `dir` that are not in `before`.
+fn written_since(dir: &std::path::Path, before: &std::collections::BTreeMap<std::path::PathBuf, u64>) -> u64 {
+    dir_bytes(dir)
+        .into_iter()
+        .filter(|(p, _)| !before.contains_key(p))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// DELETE of 100 scattered rows, merge-on-read against copy-on-write on two
+/// identical tables; then a full scan of a table with 1 % of its rows
+/// deleted against the same scan before the DELETE.
+async fn merge_on_read_delete(s: &Size) {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    let days = 100;
+    for (t, mode) in [
+        ("cow", "copy-on-write"),
+        ("mor", "merge-on-read"),
+        ("scan", "merge-on-read"),
+    ] {
+        run(
+            &ctx,
+            &format!(
+                "CREATE TABLE {t} (id BIGINT, ts TIMESTAMP, v DOUBLE, s VARCHAR) PARTITIONED BY (day(ts)) TBLPROPERTIES ('write.delete.mode' = '{mode}')"
+            ),
+        )
+        .await;
+        run(
+            &ctx,
+            &format!(
+                "INSERT INTO {t} SELECT value AS id, to_timestamp_micros({START} + (value % {days}) * {DAY_MICROS} + value) AS ts, CAST(value AS DOUBLE) AS v, concat('row-', CAST(value AS VARCHAR)) AS s FROM range({})",
+                s.mor_rows
+            ),
+        )
+        .await;
+    }
+    // About 100 rows, spread over the days.
+    let step = s.mor_rows / 100 - 7;
+    let scattered = format!("id % {step} = 5");
+    let expected = int(&ctx, &format!("SELECT count(*) FROM cow WHERE {scattered}")).await;
+    let mut timings = Vec::new();
+    for t in ["cow", "mor"] {
+        let table_dir = dir.path().join(t);
+        let before = dir_bytes(&table_dir);
+        let start = Instant::now();
+        let r = execute_sql(&ctx, &format!("DELETE FROM {t} WHERE {scattered}"))
+            .await
+            .unwrap();
+        let took = start.elapsed();
+        let count = r.last().unwrap().batches[0]
+            .column(0)
+            .as_primitive::<datafusion::arrow::datatypes::UInt64Type>()
+            .value(0) as i64;
+        assert_eq!(count, expected, "{t}: DELETE count");
+        let written = written_since(&table_dir, &before);
+        let table_bytes: u64 = before.values().sum();
+        timings.push((took, written, table_bytes));
+        assert_eq!(
+            int(&ctx, &format!("SELECT count(*) FROM {t}")).await,
+            s.mor_rows - expected
+        );
+    }
+    let ((t_cow, b_cow, _), (t_mor, b_mor, table_bytes)) = (timings[0], timings[1]);
+    let deletes = int(
+        &ctx,
+        "SELECT count(*) FROM \"mor$files\" WHERE content = 'position_deletes'",
+    )
+    .await;
+    println!(
+        "| DELETE {expected} scattered rows of {} (100 files), merge-on-read | {:.1} ms, wrote {b_mor} bytes ({deletes} delete files) | copy-on-write: {:.1} ms, wrote {b_cow} bytes | {:.3}x time, {:.4}x bytes | table {table_bytes} bytes |",
+        s.mor_rows,
+        ms(t_mor),
+        ms(t_cow),
+        t_mor.as_secs_f64() / t_cow.as_secs_f64(),
+        b_mor as f64 / b_cow as f64
+    );
+    // A full scan with 1 % of the rows deleted, against the same scan before.
+    let scan = "SELECT sum(v), count(s) FROM scan WHERE s <> ''";
+    let rounds = 5;
+    let mut plain = Vec::new();
+    for _ in 0..rounds {
+        plain.push(run(&ctx, scan).await);
+    }
+    run(&ctx, "DELETE FROM scan WHERE (id / 100) % 100 = 3").await;
+    let kept = int(&ctx, "SELECT count(*) FROM scan").await;
+    let mut deleted = Vec::new();
+    for _ in 0..rounds {
+        deleted.push(run(&ctx, scan).await);
+    }
+    let (plain, deleted) = (median(plain), median(deleted));
+    println!(
+        "| full scan, {:.2} % of {} rows deleted (merge-on-read) | {:.1} ms | before the DELETE: {:.1} ms | {:.2}x | median of {rounds} |",
+        100.0 * (s.mor_rows - kept) as f64 / s.mor_rows as f64,
+        s.mor_rows,
+        ms(deleted),
+        ms(plain),
+        deleted.as_secs_f64() / plain.as_secs_f64()
+    );
 }
 
 fn dir_files(dir: &std::path::Path) -> usize {
@@ -333,4 +454,5 @@ async fn main() {
     update_one_percent(s).await;
     merge_keys(s).await;
     optimize_small_files(s).await;
+    merge_on_read_delete(s).await;
 }

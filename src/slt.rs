@@ -108,14 +108,25 @@ impl HiddenPartitionsDb {
         })
     }
 
-    /// A local session, or one on an in-process Ballista cluster.
-    async fn open_for(warehouse: &Path, on_ballista: bool) -> crate::error::Result<Self> {
-        #[cfg(feature = "ballista")]
-        if on_ballista {
-            return Self::open_on_ballista(warehouse).await;
+    /// A local session, or one on an in-process Ballista cluster, or a local
+    /// one whose new tables delete merge-on-read.
+    async fn open_for(warehouse: &Path, mode: RunMode) -> crate::error::Result<Self> {
+        match mode {
+            #[cfg(feature = "ballista")]
+            RunMode::Ballista => Self::open_on_ballista(warehouse).await,
+            #[cfg(not(feature = "ballista"))]
+            RunMode::Ballista => Self::open(warehouse).await,
+            RunMode::Local => Self::open(warehouse).await,
+            RunMode::MergeOnRead => {
+                let db = Self::open(warehouse).await?;
+                crate::execute_sql(
+                    &db.ctx,
+                    "SET hidden_partitions.table_defaults = 'write.delete.mode=merge-on-read'",
+                )
+                .await?;
+                Ok(db)
+            }
         }
-        let _ = on_ballista;
-        Self::open(warehouse).await
     }
 
     /// A session on an in-process Ballista cluster (two task slots).
@@ -365,7 +376,24 @@ fn validate_on_cluster(normalizer: sqllogictest::Normalizer, actual: &[Vec<Strin
 /// are left out.
 #[cfg(feature = "ballista")]
 pub async fn run_file_on_ballista(path: &Path) -> Result<(), String> {
-    run_on_temp_warehouse(path, true).await
+    run_on_temp_warehouse(path, RunMode::Ballista).await
+}
+
+/// Run one `.slt` file in a local session whose tables are created with
+/// `write.delete.mode = merge-on-read` (the session's table defaults), so
+/// DELETE writes position delete files. Records marked `skipif
+/// merge-on-read` are left out, `onlyif merge-on-read` ones run.
+pub async fn run_file_merge_on_read(path: &Path) -> Result<(), String> {
+    run_on_temp_warehouse(path, RunMode::MergeOnRead).await
+}
+
+/// Where and how a file runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunMode {
+    Local,
+    #[cfg_attr(not(feature = "ballista"), allow(dead_code))]
+    Ballista,
+    MergeOnRead,
 }
 
 /// EXPLAIN output as DataFusion's own sqllogictests print it: the plan type
@@ -403,12 +431,12 @@ pub fn collect_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
 
 /// Run one `.slt` file against a fresh local warehouse. Errors carry the file and line.
 pub async fn run_file(path: &Path) -> Result<(), String> {
-    run_on_temp_warehouse(path, false).await
+    run_on_temp_warehouse(path, RunMode::Local).await
 }
 
 /// Run `path` on a warehouse in a new temporary directory, in a local
 /// session or on an in-process Ballista cluster.
-async fn run_on_temp_warehouse(path: &Path, on_ballista: bool) -> Result<(), String> {
+async fn run_on_temp_warehouse(path: &Path, mode: RunMode) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("hp-slt-{}", uuid::Uuid::new_v4()));
     let warehouse = dir.join("warehouse");
     let scratch = dir.join("scratch");
@@ -416,11 +444,14 @@ async fn run_on_temp_warehouse(path: &Path, on_ballista: bool) -> Result<(), Str
     let wh = Arc::new(warehouse.clone());
     let mut runner = sqllogictest::Runner::new(move || {
         let wh = Arc::clone(&wh);
-        async move { HiddenPartitionsDb::open_for(&wh, on_ballista).await }
+        async move { HiddenPartitionsDb::open_for(&wh, mode).await }
     });
     runner.with_column_validator(|actual, expected| actual == expected);
+    if mode == RunMode::MergeOnRead {
+        runner.add_label("merge-on-read");
+    }
     #[cfg(feature = "ballista")]
-    if on_ballista {
+    if mode == RunMode::Ballista {
         runner.add_label("ballista");
         runner.with_validator(validate_on_cluster);
     }

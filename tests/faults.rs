@@ -8,7 +8,8 @@
 //! the table then reads exactly the old state or exactly the new one — also
 //! in a new session and a new process. A version write that lands late
 //! makes the new state, with every file it references still there. A
-//! SIGKILL in the middle of a large INSERT leaves the table as it was.
+//! SIGKILL in the middle of a large INSERT, or of a merge-on-read DELETE
+//! after its delete files reached storage, leaves the table as it was.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -235,7 +236,8 @@ async fn faulty_session(dir: &Path, faults: Arc<Faults>) -> datafusion::prelude:
         .unwrap()
 }
 
-/// What a table looks like: its schema, partition spec and rows, as text.
+/// What a table looks like: its schema, partition spec, rows, and how many
+/// data and delete files hold them, as text.
 async fn state(dir: &Path, table: &str) -> String {
     let ctx = session(dir).await.unwrap();
     let mut out = String::new();
@@ -243,6 +245,7 @@ async fn state(dir: &Path, table: &str) -> String {
         format!("DESCRIBE {table}"),
         format!("SELECT partition_spec FROM \"{table}$specs\" WHERE is_current"),
         format!("SELECT * FROM {table} ORDER BY 1"),
+        format!("SELECT content, count(*) FROM \"{table}$files\" GROUP BY content ORDER BY content"),
     ] {
         match execute_sql(&ctx, &sql).await {
             Ok(r) => out.push_str(&pretty_format_batches(&r[0].batches).unwrap().to_string()),
@@ -276,6 +279,19 @@ struct Scenario {
 
 const SETUP: &str = "CREATE TABLE t (id BIGINT, name VARCHAR, ts TIMESTAMP(6), v INT) PARTITIONED BY (month(ts), name);
      INSERT INTO t VALUES (1, 'a', TIMESTAMP '2024-01-05 10:00:00', 10), (2, 'b', TIMESTAMP '2024-02-05 10:00:00', 20)";
+
+const SETUP_MERGE_ON_READ: &str =
+    "CREATE TABLE t (id BIGINT, name VARCHAR, ts TIMESTAMP(6), v INT) PARTITIONED BY (month(ts), name)
+       TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
+     INSERT INTO t VALUES (1, 'a', TIMESTAMP '2024-01-05 10:00:00', 10), (3, 'a', TIMESTAMP '2024-01-06 10:00:00', 30),
+       (2, 'b', TIMESTAMP '2024-02-05 10:00:00', 20)";
+
+const SETUP_WITH_DELETES: &str =
+    "CREATE TABLE t (id BIGINT, name VARCHAR, ts TIMESTAMP(6), v INT) PARTITIONED BY (month(ts), name)
+       TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
+     INSERT INTO t VALUES (1, 'a', TIMESTAMP '2024-01-05 10:00:00', 10), (3, 'a', TIMESTAMP '2024-01-06 10:00:00', 30),
+       (2, 'b', TIMESTAMP '2024-02-05 10:00:00', 20);
+     DELETE FROM t WHERE id = 1";
 
 const SCENARIOS: &[Scenario] = &[
     Scenario {
@@ -336,6 +352,18 @@ const SCENARIOS: &[Scenario] = &[
         name: "DELETE",
         setup: SETUP,
         statement: "DELETE FROM t WHERE id = 1",
+        table: "t",
+    },
+    Scenario {
+        name: "DELETE (merge-on-read: a position delete file)",
+        setup: SETUP_MERGE_ON_READ,
+        statement: "DELETE FROM t WHERE id = 1",
+        table: "t",
+    },
+    Scenario {
+        name: "optimize (applies and drops delete files)",
+        setup: SETUP_WITH_DELETES,
+        statement: "ALTER TABLE t EXECUTE optimize",
         table: "t",
     },
     Scenario {
@@ -495,4 +523,90 @@ fn a_killed_insert_leaves_the_table_as_it_was() {
     let o = run("INSERT INTO big VALUES (2, TIMESTAMP '2024-01-02 00:00:00'); SELECT count(*) AS n FROM big");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).ends_with("n\n2\n"));
+}
+
+/// Every `-deletes.parquet` file under `dir`.
+fn delete_files_under(dir: &Path) -> usize {
+    let mut n = 0;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                n += delete_files_under(&p);
+            } else if p.to_string_lossy().ends_with("-deletes.parquet") {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn a_killed_merge_on_read_delete_leaves_the_table_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_hidden-partitions");
+    let run = |sql: &str| {
+        Command::new(bin)
+            .arg("--warehouse")
+            .arg(dir.path())
+            .args(["--format", "csv", "-c", sql])
+            .output()
+            .unwrap()
+    };
+    // 200 daily files of 5,000 rows.
+    let o = run(
+        "CREATE TABLE big (id BIGINT, ts TIMESTAMP) PARTITIONED BY (day(ts)) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
+         INSERT INTO big SELECT value, to_timestamp_micros((value % 200) * 86400000000) FROM generate_series(1, 1000000) AS t(value)",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut child = Command::new(bin)
+        .arg("--warehouse")
+        .arg(dir.path())
+        .args(["-c", "DELETE FROM big WHERE id % 1000 = 7"])
+        .spawn()
+        .unwrap();
+    // Kill it as soon as its first delete file reached storage (its commit comes after all of them).
+    let start = std::time::Instant::now();
+    while delete_files_under(dir.path()) == 0 && start.elapsed() < Duration::from_secs(120) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the DELETE finished before it could be killed"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(
+        delete_files_under(dir.path()) > 0,
+        "no delete file reached storage before the kill"
+    );
+    let o = run("SELECT count(*) AS n FROM big");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "n\n1000000\n",
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run("SELECT count(*) AS n FROM \"big$snapshots\"");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "n\n1\n");
+    // The killed statement's delete files are orphans, never the table's.
+    let o = run("SELECT count(*) AS n FROM \"big$orphans\" WHERE path LIKE '%-deletes.parquet'");
+    let orphans: i64 = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        orphans > 0,
+        "the killed DELETE's delete files are not listed as orphans"
+    );
+    // The same DELETE runs to its end afterwards.
+    let o = run("DELETE FROM big WHERE id % 1000 = 7; SELECT count(*) AS n FROM big");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).ends_with("n\n999000\n"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }

@@ -983,6 +983,52 @@ fn every_dml_statement_reads_the_same() {
     assert_time_travel(&python, &wh, "t", &wh.snapshot_ids("t"));
 }
 
+/// Merge-on-read DELETE: pyiceberg and DuckDB apply our position delete files.
+#[test]
+fn merge_on_read_deletes_read_the_same() {
+    let Some(python) = python("merge_on_read_deletes_read_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    let check = |step: &str| {
+        assert_same(
+            &python,
+            &wh,
+            "t",
+            step,
+            &[
+                ALL,
+                same("cat = 'a'"),
+                same("n >= 30"),
+                at("ts", "<", "2024-01-02 00:00:00"),
+            ],
+        )
+    };
+    wh.sql(
+        "CREATE TABLE t (id BIGINT, ts TIMESTAMP(6), cat VARCHAR, n INT)
+         PARTITIONED BY (day(ts), cat) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
+         INSERT INTO t VALUES
+           (1, TIMESTAMP '2024-01-01 10:00:00', 'a', 10), (2, TIMESTAMP '2024-01-01 11:00:00', 'a', 20),
+           (3, TIMESTAMP '2024-01-01 12:00:00', 'a', 30), (4, TIMESTAMP '2024-01-01 13:00:00', 'a', 40),
+           (5, TIMESTAMP '2024-01-02 10:00:00', 'b', 50), (6, TIMESTAMP '2024-01-02 11:00:00', 'b', 60),
+           (7, TIMESTAMP '2024-01-03 10:00:00', NULL, 70)",
+    );
+    check("INSERT");
+    wh.sql("DELETE FROM t WHERE n = 20 OR n = 60");
+    check("DELETE (position deletes in two files)");
+    wh.sql("DELETE FROM t WHERE id = 3");
+    check("DELETE (a second delete file for one data file)");
+    wh.sql("DELETE FROM t WHERE cat = 'b'");
+    check("DELETE (a whole partition, with its delete file)");
+    wh.sql("UPDATE t SET n = n + 1 WHERE id = 4");
+    check("UPDATE (copy-on-write over a file with deletes)");
+    wh.sql("INSERT INTO t VALUES (8, TIMESTAMP '2024-01-01 14:00:00', 'a', 80); DELETE FROM t WHERE id = 1");
+    check("DELETE after INSERT");
+    wh.sql("ALTER TABLE t EXECUTE optimize");
+    check("optimize");
+    assert_time_travel(&python, &wh, "t", &wh.snapshot_ids("t"));
+}
+
 /// Schema evolution: added, renamed, dropped and widened columns.
 #[test]
 fn schema_evolution_reads_the_same() {

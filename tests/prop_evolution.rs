@@ -1,5 +1,5 @@
 //! Random sequences of inserts, partition evolution, schema evolution and
-//! row-level writes (DELETE, UPDATE, MERGE, INSERT OVERWRITE) and
+//! row-level writes (DELETE copy-on-write and merge-on-read, UPDATE, MERGE, INSERT OVERWRITE) and
 //! maintenance (optimize, expire_snapshots); after every step, queries over
 //! the table must return exactly what the same rows held in a plain
 //! in-memory table return. The model applies each statement to its own rows
@@ -50,6 +50,9 @@ enum Op {
     Overwrite(Vec<(u64, Option<i64>)>),
     Optimize,
     Expire,
+    /// `write.delete.mode`: merge-on-read (true) or copy-on-write; the model
+    /// is the same either way.
+    DeleteMode(bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -66,6 +69,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => proptest::collection::vec((any::<u64>(), proptest::option::weighted(0.85, -30i64..30)), 0..6).prop_map(Op::Overwrite),
         1 => Just(Op::Optimize),
         1 => Just(Op::Expire),
+        2 => any::<bool>().prop_map(Op::DeleteMode),
     ]
 }
 
@@ -343,6 +347,19 @@ fn run(ops: Vec<Op>, probe: i64) {
                 }
                 Op::Optimize => {
                     execute_sql(&ctx, "ALTER TABLE t EXECUTE optimize").await.unwrap();
+                }
+                Op::DeleteMode(merge_on_read) => {
+                    let mode = if merge_on_read {
+                        "merge-on-read"
+                    } else {
+                        "copy-on-write"
+                    };
+                    execute_sql(
+                        &ctx,
+                        &format!("ALTER TABLE t SET TBLPROPERTIES ('write.delete.mode' = '{mode}')"),
+                    )
+                    .await
+                    .unwrap();
                 }
                 Op::Expire => {
                     execute_sql(

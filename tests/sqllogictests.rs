@@ -1,12 +1,16 @@
 //! Runs `sql-tests/**/*.slt` (or the files and directories given as
 //! arguments: `cargo test --test sqllogictests -- path/to/x.slt`) against a
-//! local warehouse, then once more against a warehouse on the S3 test server
-//! when one is configured (`HP_S3_ENDPOINT`; required in CI).
+//! local warehouse, the DML suites (`sql-tests/dml/`) once more with tables
+//! that delete merge-on-read, then everything once more against a warehouse
+//! on the S3 test server when one is configured (`HP_S3_ENDPOINT`; required
+//! in CI).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use hidden_partitions::slt::{S3Server, collect_files, run_file, run_file_on_s3, skipped_without_s3};
+use hidden_partitions::slt::{
+    S3Server, collect_files, run_file, run_file_merge_on_read, run_file_on_s3, skipped_without_s3,
+};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -45,6 +49,19 @@ async fn main() -> ExitCode {
             Err(e) => {
                 failed += 1;
                 println!("FAIL {}\n{e}", file.display());
+            }
+        }
+    }
+    // The DML suites again, with merge-on-read DELETE.
+    for file in files.iter().filter(|f| f.components().any(|c| c.as_os_str() == "dml")) {
+        match run_file_merge_on_read(file).await {
+            Ok(()) => {
+                passed += 1;
+                println!("ok   {} (merge-on-read)", file.display());
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL {} (merge-on-read)\n{e}", file.display());
             }
         }
     }

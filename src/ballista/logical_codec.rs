@@ -62,6 +62,7 @@ fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
         only,
         restricted: t.only.is_some(),
         definition: t.definition.clone(),
+        with_deleted_rows: t.with_deleted_rows,
     })
 }
 
@@ -98,6 +99,7 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
         }),
         definition: node.definition,
         dml: None,
+        with_deleted_rows: node.with_deleted_rows,
     })
 }
 

@@ -11,9 +11,11 @@
 //! re-attaches the one that matches columns by field id after decoding;
 //! without it an executor would read renamed columns by name.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
+use datafusion::datasource::physical_plan::FileGroup;
+use datafusion::datasource::physical_plan::parquet::{CachedParquetFileReaderFactory, ParquetRowSelection};
 use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
@@ -32,6 +34,7 @@ use prost::Message;
 use super::functions::{aggregate_by_name, scalar_by_name};
 use super::stores::{location_from_wire, location_to_wire, options_from_wire, options_to_wire, store_for};
 use super::wire::{self, FileNode, SCAN_TAG, SINK_TAG, ScanNode, SinkNode};
+use crate::manifest::deletes::keep_selection;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::field_ids::FieldIdAdapterFactory;
 use crate::provider::scan_exec::{FileInfo, RuntimeContext};
@@ -83,6 +86,9 @@ impl HiddenPartitionsPhysicalCodec {
                     spec_id: info.spec_id,
                     manifest: info.manifest as u64,
                     partition: info.partition.iter().map(wire::encode_scalar).collect::<Result<_>>()?,
+                    record_count: info.record_count,
+                    deleted: info.deletes.as_deref().map(<[u64]>::to_vec).unwrap_or_default(),
+                    has_deletes: info.deletes.is_some(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -131,18 +137,7 @@ impl HiddenPartitionsPhysicalCodec {
                 conv.proto_to_execution_plan(&inner, &decode_ctx)?
             }
         };
-        let inner = bound_to_table(inner, &metadata, store, ctx)?;
-        let schema = inner.schema();
-        let filters = node
-            .filters
-            .iter()
-            .map(|bytes| {
-                let expr = PhysicalExprNode::decode(bytes.as_slice())
-                    .map_err(|e| DataFusionError::Internal(format!("cannot decode a filter of {}: {e}", node.table)))?;
-                conv.proto_to_physical_expr(&expr, &schema, &decode_ctx)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let files = node
+        let files: HashMap<Path, FileInfo> = node
             .files
             .iter()
             .map(|f| {
@@ -157,10 +152,23 @@ impl HiddenPartitionsPhysicalCodec {
                         spec_id: f.spec_id,
                         partition,
                         manifest: f.manifest as usize,
+                        record_count: f.record_count,
+                        deletes: f.has_deletes.then(|| Arc::from(f.deleted.as_slice())),
                     },
                 ))
             })
             .collect::<Result<_>>()?;
+        let inner = bound_to_table(inner, &metadata, store, ctx, &files)?;
+        let schema = inner.schema();
+        let filters = node
+            .filters
+            .iter()
+            .map(|bytes| {
+                let expr = PhysicalExprNode::decode(bytes.as_slice())
+                    .map_err(|e| DataFusionError::Internal(format!("cannot decode a filter of {}: {e}", node.table)))?;
+                conv.proto_to_physical_expr(&expr, &schema, &decode_ctx)
+            })
+            .collect::<Result<Vec<_>>>()?;
         let runtime = RuntimeContext {
             metadata: Arc::new(metadata),
             manifests: wire::from_json("manifest summaries", &node.manifests_json)?,
@@ -216,14 +224,15 @@ fn scan_store(scan: &HiddenPartitionsScanExec) -> Result<(String, std::collectio
 }
 
 /// The Parquet scan with what DataFusion's encoding drops or binds too
-/// early: the adapter that matches columns by field id, and the table's
-/// store (a Parquet scan decoded as a child opens its store before the
-/// table's options are known on this node).
+/// early: the adapter that matches columns by field id, the row selections
+/// that skip deleted rows, and the table's store (a Parquet scan decoded as
+/// a child opens its store before the table's options are known on this node).
 fn bound_to_table(
     inner: Arc<dyn ExecutionPlan>,
     metadata: &TableMetadata,
     store: Option<Arc<dyn ObjectStore>>,
     ctx: &TaskContext,
+    files: &HashMap<Path, FileInfo>,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let Some(config) = inner
         .downcast_ref::<DataSourceExec>()
@@ -235,7 +244,29 @@ fn bound_to_table(
         .current_spec()
         .map_err(|e| DataFusionError::Plan(e.to_string()))?
         .schema;
+    let groups = config
+        .file_groups
+        .iter()
+        .map(|group| {
+            let files = group
+                .iter()
+                .map(|file| {
+                    match files
+                        .get(&file.object_meta.location)
+                        .and_then(|i| Some((i.record_count, i.deletes.as_ref()?)))
+                    {
+                        Some((rows, deleted)) => file
+                            .clone()
+                            .with_extension(ParquetRowSelection::new(keep_selection(rows, deleted))),
+                        None => file.clone(),
+                    }
+                })
+                .collect::<Vec<_>>();
+            FileGroup::new(files)
+        })
+        .collect();
     let mut builder = FileScanConfigBuilder::from(config.clone())
+        .with_file_groups(groups)
         .with_expr_adapter(Some(Arc::new(FieldIdAdapterFactory::new(schema))));
     if let (Some(store), Some(parquet)) = (store, config.file_source().downcast_ref::<ParquetSource>()) {
         let cache = ctx.runtime_env().cache_manager.get_file_metadata_cache();

@@ -55,6 +55,9 @@ pub struct TableNode {
     pub restricted: bool,
     #[prost(string, tag = "10")]
     pub definition: String,
+    /// Read deleted rows too (a merge-on-read DELETE numbering rows).
+    #[prost(bool, tag = "11")]
+    pub with_deleted_rows: bool,
 }
 
 /// One selected data file as run-time pruning sees it.
@@ -69,6 +72,13 @@ pub struct FileNode {
     /// Partition values, each an encoded `datafusion.ScalarValue`.
     #[prost(bytes = "vec", repeated, tag = "4")]
     pub partition: Vec<Vec<u8>>,
+    #[prost(uint64, tag = "5")]
+    pub record_count: u64,
+    /// Deleted row positions (merge-on-read), sorted.
+    #[prost(uint64, repeated, tag = "6")]
+    pub deleted: Vec<u64>,
+    #[prost(bool, tag = "7")]
+    pub has_deletes: bool,
 }
 
 #[derive(Clone, PartialEq, Message)]

@@ -6,9 +6,9 @@
 //! | `t$specs`          | table spec                   | spec_id, is_current, partition_spec, schema                        |
 //! | `t$refs`           | tag                          | name, type, snapshot_id                                            |
 //! | `t$properties`     | table property               | key, value                                                         |
-//! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count |
-//! | `t$files`          | data file                    | path, spec_id, partition, partition_values, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds |
-//! | `t$partitions`     | (spec, partition values)     | spec_id, partition, partition_values, file_count, record_count, total_size_in_bytes |
+//! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count, content (`data` / `deletes`) |
+//! | `t$files`          | data file or position delete file | path, spec_id, partition, partition_values, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds, content (`data` / `position_deletes`), referenced_data_file |
+//! | `t$partitions`     | (spec, partition values)     | spec_id, partition, partition_values, file_count, record_count, total_size_in_bytes (data files only) |
 //! | `t$orphans`        | file of ours nothing references (see `table::orphans`) | path, size, last_modified          |
 //!
 //! `partition` is the Hive path of the partition (`ts_day=2024-01-01/region=EU`);
@@ -32,7 +32,7 @@ use datafusion::datasource::MemTable;
 use crate::error::Result;
 use crate::invalid;
 use crate::manifest::format::{
-    FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION, PARTITION_STRINGS, PATH, RECORD_COUNT, STATS,
+    FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION, PARTITION_STRINGS, PATH, RECORD_COUNT, REFERENCED_DATA_FILE, STATS,
 };
 use crate::manifest::read_manifest;
 use crate::spec::TableMetadata;
@@ -184,6 +184,7 @@ fn manifests(md: &TableMetadata) -> Result<RecordBatch> {
             Field::new("added_snapshot_id", DataType::Int64, false),
             Field::new("file_count", DataType::Int64, false),
             Field::new("record_count", DataType::Int64, false),
+            Field::new("content", DataType::Utf8, false),
         ],
         vec![
             Arc::new(StringArray::from_iter_values(m.iter().map(|x| x.path.as_str()))),
@@ -192,6 +193,9 @@ fn manifests(md: &TableMetadata) -> Result<RecordBatch> {
             Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.added_snapshot_id))),
             Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.file_count as i64))),
             Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.record_count as i64))),
+            Arc::new(StringArray::from_iter_values(
+                m.iter().map(|x| if x.is_deletes() { "deletes" } else { "data" }),
+            )),
         ],
     )
 }
@@ -207,6 +211,9 @@ struct FileRow {
     null_counts: String,
     lower: String,
     upper: String,
+    deletes: bool,
+    /// For a position delete file: the data file it names.
+    referenced: Option<String>,
 }
 
 async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<FileRow>> {
@@ -232,6 +239,9 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
         let strings = b.column_by_name(PARTITION_STRINGS).map(|c| c.as_struct().clone());
         let typed = b.column_by_name(PARTITION).map(|c| c.as_struct().clone());
         let stats = b.column_by_name(STATS).map(|c| c.as_struct().clone());
+        let referenced = b
+            .column_by_name(REFERENCED_DATA_FILE)
+            .map(|c| c.as_string::<i32>().clone());
         for i in 0..b.num_rows() {
             let mut dirs = Vec::new();
             if let Some(s) = &strings {
@@ -252,7 +262,7 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
             let mut nulls = BTreeMap::new();
             let mut lower = BTreeMap::new();
             let mut upper = BTreeMap::new();
-            if let Some(stats) = &stats {
+            if let Some(stats) = stats.as_ref().filter(|_| !m.is_deletes()) {
                 for (col, name) in stats.columns().iter().zip(stats.column_names()) {
                     let Some(column) = name.parse::<i32>().ok().and_then(|id| spec.schema.field_by_id(id)) else {
                         continue;
@@ -282,6 +292,11 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
                 null_counts: serde_json::to_string(&nulls)?,
                 lower: serde_json::to_string(&lower)?,
                 upper: serde_json::to_string(&upper)?,
+                deletes: m.is_deletes(),
+                referenced: referenced
+                    .as_ref()
+                    .filter(|r| r.is_valid(i))
+                    .map(|r| r.value(i).to_string()),
             });
         }
     }
@@ -344,6 +359,8 @@ async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBat
             Field::new("null_counts", DataType::Utf8, false),
             Field::new("lower_bounds", DataType::Utf8, false),
             Field::new("upper_bounds", DataType::Utf8, false),
+            Field::new("content", DataType::Utf8, false),
+            Field::new("referenced_data_file", DataType::Utf8, true),
         ],
         vec![
             Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.path.as_str()))),
@@ -355,6 +372,10 @@ async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBat
             Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.null_counts.as_str()))),
             Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.lower.as_str()))),
             Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.upper.as_str()))),
+            Arc::new(StringArray::from_iter_values(
+                r.iter().map(|x| if x.deletes { "position_deletes" } else { "data" }),
+            )),
+            Arc::new(StringArray::from_iter(r.iter().map(|x| x.referenced.as_deref()))),
         ],
     )
 }
@@ -362,7 +383,7 @@ async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBat
 async fn partitions(location: &TableLocation, md: &TableMetadata) -> Result<RecordBatch> {
     // Keyed by the values, not the path: NULL, '' and '__HIVE_DEFAULT_PARTITION__' differ.
     let mut groups: BTreeMap<(i32, String), (String, i64, i64, i64)> = BTreeMap::new();
-    for f in file_rows(location, md).await? {
+    for f in file_rows(location, md).await?.into_iter().filter(|f| !f.deletes) {
         let e = groups
             .entry((f.spec_id, f.values))
             .or_insert_with(|| (f.partition, 0, 0, 0));

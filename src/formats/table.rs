@@ -43,8 +43,9 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use object_store::ObjectMeta;
 
-use super::deletes::{FileDeletes, keep_selection};
+use super::deletes::FileDeletes;
 use super::equality_exec::EqualityDeleteExec;
+use crate::manifest::deletes::keep_selection;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::planning::{PlannedFile, plan_files, stats_pruning_predicate};
 use crate::provider::scan_exec::RuntimeContext;
@@ -385,7 +386,18 @@ impl ForeignTable {
         let md = &self.metadata;
         let snapshot = md.current_snapshot();
         let pruning = stats_pruning_predicate(state, filters, &self.schema);
-        let plan = plan_files(&self.location, md, snapshot, filters, pruning.as_deref()).await?;
+        let mut plan = plan_files(&self.location, md, snapshot, filters, pruning.as_deref()).await?;
+        let deletes = match plan.files.is_empty() {
+            true => Vec::new(),
+            false => self.reader.deletes(&self.location, &plan.files).await?,
+        };
+        // Position deletes also travel with the files (a plan sent to a
+        // cluster reattaches them to the Parquet scan).
+        for (f, d) in plan.files.iter_mut().zip(&deletes) {
+            if !d.positions.is_empty() {
+                f.deletes = Some(Arc::from(d.positions.as_slice()));
+            }
+        }
         let runtime = Arc::new(RuntimeContext::new(
             Arc::clone(md),
             snapshot,
@@ -402,7 +414,6 @@ impl ForeignTable {
                 runtime,
             )));
         }
-        let deletes = self.reader.deletes(&self.location, &plan.files).await?;
         let has_deletes = deletes.iter().any(|d| !d.is_empty());
         let equality = deletes.iter().any(|d| !d.equality.is_empty());
 
@@ -451,13 +462,7 @@ impl ForeignTable {
 
         let inexact = has_deletes || !self.reader.counts_exact();
         let statistics = self.statistics(&plan, &layout, partition_fields.len(), inexact)?;
-        let groups = balance(
-            &plan.files,
-            &deletes,
-            &layout,
-            equality,
-            state.config().target_partitions(),
-        );
+        let groups = balance(&plan.files, &layout, equality, state.config().target_partitions());
         let source = ParquetSource::new(
             TableSchema::builder(file_schema)
                 .with_table_partition_cols(partition_fields)
@@ -541,13 +546,7 @@ impl ForeignTable {
 
 /// Spread files over `n` groups, largest first onto the lightest group;
 /// each file carries its constant column values and its row selection.
-fn balance(
-    files: &[PlannedFile],
-    deletes: &[FileDeletes],
-    layout: &ScanLayout,
-    tag_files: bool,
-    n: usize,
-) -> Vec<FileGroup> {
+fn balance(files: &[PlannedFile], layout: &ScanLayout, tag_files: bool, n: usize) -> Vec<FileGroup> {
     let n = n.max(1).min(files.len().max(1));
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by(|a, b| {
@@ -579,10 +578,8 @@ fn balance(
             values.push(ScalarValue::Int32(Some(i as i32)));
         }
         file.partition_values = values;
-        if let Some(d) = deletes.get(i)
-            && !d.positions.is_empty()
-        {
-            file = file.with_extension(ParquetRowSelection::new(keep_selection(f.record_count, &d.positions)));
+        if let Some(deleted) = &f.deletes {
+            file = file.with_extension(ParquetRowSelection::new(keep_selection(f.record_count, deleted)));
         }
         lightest.1.push(file);
     }

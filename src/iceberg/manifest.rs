@@ -43,7 +43,7 @@ use super::json::{partition_spec_json, schema_json};
 use super::manifest_list::{FieldSummaryBinary, ManifestListEntry, partition_summaries};
 use crate::error::{Error, Result};
 use crate::manifest::{ColumnStats, DataFile};
-use crate::spec::{PrimitiveType, TableSpec};
+use crate::spec::{ManifestContent, PrimitiveType, TableSpec};
 
 /// An entry's status (Iceberg: 0 existing, 1 added; 2 deleted is not written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +67,8 @@ pub struct ManifestWrite<'a> {
     /// Write format version 3 (also implied by a v3 type in the spec or a
     /// file with a row id): for every manifest of a v3 table.
     pub v3: bool,
+    /// Data files, or position delete files (each naming its data file).
+    pub content: ManifestContent,
 }
 
 /// A written manifest and what its manifest-list record needs.
@@ -83,6 +85,7 @@ pub struct WrittenManifest {
     pub existing_sequence_number: Option<i64>,
     /// One per partition field, in spec order.
     pub partitions: Vec<FieldSummaryBinary>,
+    pub content: ManifestContent,
 }
 
 impl WrittenManifest {
@@ -93,7 +96,7 @@ impl WrittenManifest {
             manifest_path,
             manifest_length: self.bytes.len() as i64,
             partition_spec_id: self.spec_id,
-            content: 0,
+            content: self.content.id(),
             sequence_number,
             min_sequence_number: self.existing_sequence_number.unwrap_or(sequence_number),
             added_snapshot_id,
@@ -132,6 +135,12 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         .filter_map(|f| Some((f.id, f.field_type.as_primitive()?)))
         .collect();
     let v3 = w.v3 || crate::spec::iceberg_json::spec_needs_v3(spec) || files.iter().any(|f| f.first_row_id.is_some());
+    let deletes = w.content == ManifestContent::Deletes;
+    if deletes && v3 {
+        return crate::invalid!(
+            "Iceberg format version 3 tables take deletion vectors, not position delete files; nothing was written"
+        );
+    }
     let mut records = Vec::with_capacity(files.len());
     let mut rows = 0i64;
     for file in files {
@@ -159,10 +168,10 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         ("partition-spec", partition_spec_json(spec)?["fields"].to_string()),
         ("partition-spec-id", spec.spec_id.to_string()),
         ("format-version", if v3 { "3" } else { "2" }.to_string()),
-        ("content", "data".to_string()),
+        ("content", if deletes { "deletes" } else { "data" }.to_string()),
     ];
     let bytes = write_container(
-        &entry_schema(partition.schema, v3),
+        &entry_schema(partition.schema, v3, deletes),
         &metadata,
         records,
         &format!("an Iceberg manifest of spec {}", spec.spec_id),
@@ -179,6 +188,7 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         existing_rows: if added { 0 } else { rows },
         existing_sequence_number: sequence_number,
         partitions: partition_summaries(spec, files)?,
+        content: w.content,
     })
 }
 
@@ -213,8 +223,14 @@ fn data_file_record(
     file: &DataFile,
     record_count: i64,
 ) -> Result<Value> {
-    let relative = crate::values::uri::decode(&file.path)
-        .map_err(|e| Error::Invalid(format!("data file path {:?} is not URI-encoded: {e}", file.path)))?;
+    let absolute = |stored: &str| -> Result<String> {
+        let relative = crate::values::uri::decode(stored)
+            .map_err(|e| Error::Invalid(format!("file path {stored:?} is not URI-encoded: {e}")))?;
+        Ok(format!("{}/{relative}", w.table_location))
+    };
+    if w.content == ManifestContent::Deletes {
+        return delete_file_record(partition, file, record_count, absolute);
+    }
     let stats: Vec<&ColumnStats> = file
         .column_stats
         .iter()
@@ -256,10 +272,7 @@ fn data_file_record(
     };
     Ok(Value::Record(vec![
         ("content".into(), Value::Int(0)),
-        (
-            "file_path".into(),
-            Value::String(format!("{}/{relative}", w.table_location)),
-        ),
+        ("file_path".into(), Value::String(absolute(&file.path)?)),
         ("file_format".into(), Value::String("PARQUET".into())),
         ("partition".into(), partition.record(file)?),
         ("record_count".into(), Value::Long(record_count)),
@@ -280,7 +293,55 @@ fn data_file_record(
     ]))
 }
 
-fn entry_schema(partition: Json, v3: bool) -> Json {
+/// The data_file record of a position delete file: content 1, the data file
+/// it names as `referenced_data_file` and as both bounds of its `file_path`
+/// column (readers match deletes to data files by either), no other metrics.
+fn delete_file_record(
+    partition: &PartitionType,
+    file: &DataFile,
+    record_count: i64,
+    absolute: impl Fn(&str) -> Result<String>,
+) -> Result<Value> {
+    let Some(referenced) = &file.referenced_data_file else {
+        return crate::invalid!("delete file {} names no data file", file.path);
+    };
+    let referenced = absolute(referenced)?;
+    let bound = || {
+        some(int_map_value(vec![(
+            POS_FILE_PATH_ID,
+            Value::Bytes(referenced.clone().into_bytes()),
+        )]))
+    };
+    Ok(Value::Record(vec![
+        ("content".into(), Value::Int(1)),
+        ("file_path".into(), Value::String(absolute(&file.path)?)),
+        ("file_format".into(), Value::String("PARQUET".into())),
+        ("partition".into(), partition.record(file)?),
+        ("record_count".into(), Value::Long(record_count)),
+        (
+            "file_size_in_bytes".into(),
+            Value::Long(as_long(file.file_size, "file size", &file.path)?),
+        ),
+        ("column_sizes".into(), null()),
+        ("value_counts".into(), null()),
+        ("null_value_counts".into(), null()),
+        ("nan_value_counts".into(), null()),
+        ("lower_bounds".into(), bound()),
+        ("upper_bounds".into(), bound()),
+        ("key_metadata".into(), null()),
+        ("split_offsets".into(), null()),
+        ("equality_ids".into(), null()),
+        ("sort_order_id".into(), null()),
+        ("referenced_data_file".into(), some(Value::String(referenced.clone()))),
+    ]))
+}
+
+/// Field id of the `file_path` column of a position delete file.
+pub const POS_FILE_PATH_ID: i32 = 2147483546;
+/// Field id of the `pos` column of a position delete file.
+pub const POS_ID: i32 = 2147483545;
+
+fn entry_schema(partition: Json, v3: bool, deletes: bool) -> Json {
     let mut data_file = json!({
         "type": "record",
         "name": "r2",
@@ -305,6 +366,9 @@ fn entry_schema(partition: Json, v3: bool) -> Json {
     });
     if v3 && let Some(fields) = data_file["fields"].as_array_mut() {
         fields.push(optional("first_row_id", 142, json!("long")));
+    }
+    if deletes && let Some(fields) = data_file["fields"].as_array_mut() {
+        fields.push(optional("referenced_data_file", 143, json!("string")));
     }
     json!({
         "type": "record",
@@ -560,6 +624,7 @@ mod tests {
             column_stats,
             pending: None,
             first_row_id: None,
+            referenced_data_file: None,
         };
         vec![
             file(
@@ -620,6 +685,7 @@ mod tests {
             snapshot_id: None,
             sequence_number: None,
             v3: false,
+            content: ManifestContent::Data,
         }
     }
 
@@ -692,6 +758,7 @@ mod tests {
             snapshot_id: Some(41),
             sequence_number: Some(2),
             v3: false,
+            content: ManifestContent::Data,
             ..added(&spec)
         };
         let written = write_manifest(&w, &files()[..1]).unwrap();
@@ -712,6 +779,7 @@ mod tests {
         let w = ManifestWrite {
             sequence_number: None,
             v3: false,
+            content: ManifestContent::Data,
             ..w
         };
         let err = write_manifest(&w, &files()).unwrap_err().to_string();
@@ -754,7 +822,7 @@ mod tests {
             f[9]["type"][1],
             json!({"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": false})
         );
-        let entry = entry_schema(partition, false);
+        let entry = entry_schema(partition, false, false);
         let data_file = &entry["fields"][4]["type"]["fields"];
         assert_eq!(data_file[9]["field-id"], 137);
         assert_eq!(data_file[9]["type"][1]["logicalType"], "map");

@@ -404,6 +404,7 @@ mod tests {
             column_stats: vec![],
             pending: None,
             first_row_id: None,
+            referenced_data_file: None,
         }
     }
 

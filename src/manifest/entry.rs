@@ -1,4 +1,5 @@
-//! One data file as tracked in a manifest.
+//! One file as tracked in a manifest: a data file, or a position delete
+//! file naming the data file whose rows it deletes.
 
 use datafusion::common::ScalarValue;
 
@@ -31,6 +32,9 @@ pub struct DataFile {
     /// Iceberg v3 row lineage: the row id of the file's first row, once a
     /// manifest list assigned it (`None` for new files: inherited).
     pub first_row_id: Option<i64>,
+    /// For a position delete file: the data file whose rows it deletes
+    /// (stored form, as `path`); `None` for data files.
+    pub referenced_data_file: Option<String>,
 }
 
 impl AsRef<DataFile> for DataFile {

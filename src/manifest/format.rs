@@ -12,6 +12,13 @@
 //! |                        | `struct<null_count: int64, min: T, max: T>`      |
 //! | `first_row_id`         | int64, nullable; only in manifests of Iceberg v3 |
 //! |                        | tables that list files with assigned row ids     |
+//! | `referenced_data_file` | utf8; only in delete manifests: the data file   |
+//! |                        | (stored path) whose rows the delete file deletes |
+//!
+//! A delete manifest (`content` 1 in the snapshot) has the same columns, one
+//! row per position delete file: `record_count` is its number of deleted
+//! positions, `partition` the partition of the data file it names, and its
+//! `stats` are empty (null counts 0, no bounds).
 //!
 //! `partition`/`partition_strings` are left out for unpartitioned specs;
 //! `min`/`max` are left out for columns without an order (nested, variant).
@@ -37,6 +44,7 @@ pub const PARTITION: &str = "partition";
 pub const PARTITION_STRINGS: &str = "partition_strings";
 pub const STATS: &str = "stats";
 pub const FIRST_ROW_ID: &str = "first_row_id";
+pub const REFERENCED_DATA_FILE: &str = "referenced_data_file";
 pub const NULL_COUNT: &str = "null_count";
 pub const MIN: &str = "min";
 pub const MAX: &str = "max";
@@ -113,16 +121,18 @@ fn scalars_to_array(values: impl IntoIterator<Item = ScalarValue>, dt: &DataType
 }
 
 /// Whether `schema` is that of a manifest of `spec`: [`manifest_schema`],
-/// perhaps followed by `first_row_id`.
+/// perhaps followed by `first_row_id` and `referenced_data_file` (in either order).
 pub fn has_manifest_columns(schema: &ArrowSchema, spec: &TableSpec) -> Result<bool> {
     let expected = manifest_schema(spec)?;
     let fields = schema.fields();
     let n = expected.fields().len();
-    let rest_ok = match &fields.iter().skip(n).collect::<Vec<_>>()[..] {
-        [] => true,
-        [f] => f.name() == FIRST_ROW_ID && f.data_type() == &DataType::Int64,
-        _ => false,
+    let extra = |f: &Arc<Field>| {
+        (f.name() == FIRST_ROW_ID && f.data_type() == &DataType::Int64)
+            || (f.name() == REFERENCED_DATA_FILE && f.data_type() == &DataType::Utf8)
     };
+    let rest: Vec<_> = fields.iter().skip(n).collect();
+    let rest_ok =
+        rest.len() <= 2 && rest.iter().all(|f| extra(f)) && !(rest.len() == 2 && rest[0].name() == rest[1].name());
     Ok(fields.len() >= n && fields.iter().take(n).eq(expected.fields().iter()) && rest_ok)
 }
 
@@ -184,13 +194,19 @@ pub fn inherit_row_ids(
 pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Result<RecordBatch> {
     let files: Vec<&DataFile> = files.iter().map(AsRef::as_ref).collect();
     let with_ids = files.iter().any(|f| f.first_row_id.is_some());
-    let schema = if with_ids {
+    let with_references = files.iter().any(|f| f.referenced_data_file.is_some());
+    let schema = if with_ids || with_references {
         let mut fields: Vec<Field> = manifest_schema(spec)?
             .fields()
             .iter()
             .map(|f| f.as_ref().clone())
             .collect();
-        fields.push(Field::new(FIRST_ROW_ID, DataType::Int64, true));
+        if with_ids {
+            fields.push(Field::new(FIRST_ROW_ID, DataType::Int64, true));
+        }
+        if with_references {
+            fields.push(Field::new(REFERENCED_DATA_FILE, DataType::Utf8, true));
+        }
         Arc::new(ArrowSchema::new(fields))
     } else {
         manifest_schema(spec)?
@@ -260,6 +276,11 @@ pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Resu
     if with_ids {
         columns.push(Arc::new(Int64Array::from_iter(files.iter().map(|f| f.first_row_id))));
     }
+    if with_references {
+        columns.push(Arc::new(StringArray::from_iter(
+            files.iter().map(|f| f.referenced_data_file.as_deref()),
+        )));
+    }
     Ok(RecordBatch::try_new(schema, columns)?)
 }
 
@@ -287,6 +308,7 @@ pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>
     let row_ids = batch
         .column_by_name(FIRST_ROW_ID)
         .map(|c| c.as_primitive::<Int64Type>());
+    let references = batch.column_by_name(REFERENCED_DATA_FILE).map(|c| c.as_string::<i32>());
     let mut files = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
         let partition_values = match partition {
@@ -347,6 +369,7 @@ pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>
             column_stats,
             pending: None,
             first_row_id: row_ids.filter(|c| c.is_valid(row)).map(|c| c.value(row)),
+            referenced_data_file: references.filter(|c| c.is_valid(row)).map(|c| c.value(row).to_string()),
         });
     }
     let _ = spec;

@@ -17,7 +17,7 @@ use super::entry::DataFile;
 use super::format::{PARTITION, RECORD_COUNT, manifest_batch};
 use crate::error::Result;
 use crate::iceberg::manifest::{EntryStatus, ManifestWrite};
-use crate::spec::{FieldSummary, IcebergManifest, ManifestFile, TableSpec};
+use crate::spec::{FieldSummary, IcebergManifest, ManifestContent, ManifestFile, TableSpec};
 use crate::store::TableLocation;
 use crate::values;
 
@@ -66,21 +66,48 @@ pub async fn write_manifest(
         files,
         snapshot_id,
         Origin::New,
+        ManifestContent::Data,
+    )
+    .await
+}
+
+/// Write new position delete files (each naming its data file in
+/// `referenced_data_file`; all of data files of `spec`) as a delete manifest
+/// and its Iceberg twin.
+pub async fn write_delete_manifest(
+    location: &TableLocation,
+    spec: &TableSpec,
+    files: &[DataFile],
+    snapshot_id: i64,
+) -> Result<ManifestFile> {
+    if let Some(f) = files.iter().find(|f| f.referenced_data_file.is_none()) {
+        return crate::invalid!("delete file {} names no data file; nothing was written", f.path);
+    }
+    write_both(
+        location,
+        spec,
+        &manifest_batch(spec, files)?,
+        files,
+        snapshot_id,
+        Origin::New,
+        ManifestContent::Deletes,
     )
     .await
 }
 
 /// Write a manifest batch (all files under `spec`; e.g. the survivors of a
-/// manifest some of whose files a statement removed) as a new manifest.
+/// manifest some of whose files a statement removed) as a new manifest of
+/// `content`.
 pub async fn write_manifest_batch(
     location: &TableLocation,
     spec: &TableSpec,
     batch: &RecordBatch,
     snapshot_id: i64,
     origin: Origin,
+    content: ManifestContent,
 ) -> Result<ManifestFile> {
     let files = super::format::data_files(spec, batch)?;
-    write_both(location, spec, batch, &files, snapshot_id, origin).await
+    write_both(location, spec, batch, &files, snapshot_id, origin, content).await
 }
 
 async fn write_both(
@@ -90,6 +117,7 @@ async fn write_both(
     files: &[DataFile],
     snapshot_id: i64,
     origin: Origin,
+    content: ManifestContent,
 ) -> Result<ManifestFile> {
     super::unique::check_batch_lists_once(batch)?;
     let iceberg_only = location
@@ -142,6 +170,7 @@ async fn write_both(
                     snapshot_id: files_snapshot_id,
                     sequence_number: files_sequence_number,
                     v3,
+                    content,
                 },
                 files,
             )?
@@ -196,6 +225,7 @@ async fn write_both(
             files_sequence_number,
             first_row_id: None,
         }),
+        content,
     })
 }
 

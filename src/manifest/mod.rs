@@ -1,6 +1,7 @@
 //! Manifests: Parquet files listing data files with typed partition values
 //! and column statistics, read column-wise for vectorized pruning.
 
+pub mod deletes;
 pub mod entry;
 pub mod format;
 pub mod io;
@@ -9,5 +10,5 @@ pub mod stats;
 pub mod unique;
 
 pub use entry::{ColumnStats, DataFile};
-pub use io::{Origin, read_manifest, write_manifest, write_manifest_batch};
+pub use io::{Origin, read_manifest, write_delete_manifest, write_manifest, write_manifest_batch};
 pub use source::ManifestSource;

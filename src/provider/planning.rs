@@ -6,7 +6,7 @@
 //! whose column statistics (min/max/null counts) cannot match. All of it is
 //! columnar: one kernel call per predicate leaf per manifest.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StructArray};
@@ -22,6 +22,7 @@ use futures::{StreamExt, TryStreamExt};
 use crate::error::Result;
 use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, bind, evaluate, project_inclusive, rewrite_not};
+use crate::manifest::deletes::{DeleteEntry, delete_entries, merge, positions};
 use crate::manifest::format::{FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION, PATH, RECORD_COUNT, STATS};
 use crate::manifest::read_manifest;
 use crate::spec::{Schema, Snapshot, TableMetadata, TableSpec};
@@ -41,6 +42,16 @@ pub struct PlannedFile {
     pub partition: Vec<ScalarValue>,
     /// Index of the file's manifest in the snapshot's manifest list.
     pub manifest: usize,
+    /// Row positions its position delete files delete (sorted, unique,
+    /// each below `record_count`); `None` when it has none.
+    pub deletes: Option<Arc<[u64]>>,
+}
+
+impl PlannedFile {
+    /// The rows a scan of the file returns: its record count less its deletes.
+    pub fn live_rows(&self) -> u64 {
+        self.record_count - self.deletes.as_ref().map_or(0, |d| d.len() as u64)
+    }
 }
 
 /// Selected and total files of one table spec.
@@ -64,6 +75,8 @@ pub struct SpecFileCount {
 #[derive(Debug, Clone, Default)]
 pub struct FilePlan {
     pub files: Vec<PlannedFile>,
+    /// Position delete files applied to the selected files.
+    pub delete_files: usize,
     pub counts: Vec<SpecFileCount>,
     /// Per field id, bounds and null counts over the selected files (when
     /// every selected file has them).
@@ -205,11 +218,20 @@ pub async fn plan_files(
     // Manifests whose partition summaries rule them out are not read; the
     // others are fetched concurrently (object stores answer in parallel).
     let mut to_read = Vec::new();
+    let mut delete_manifests = Vec::new();
     let manifests = snapshot.manifests()?;
+    let data_manifests = manifests.iter().filter(|m| !m.is_deletes()).count();
     for (manifest_index, manifest) in manifests.iter().enumerate() {
         let spec = metadata.spec(manifest.spec_id)?;
         let bound = spec.partition_spec.bind(&spec.schema)?;
         let projected = project_inclusive(&predicate, &bound);
+        if manifest.is_deletes() {
+            // Its summary is of the partitions of the data files it names.
+            if manifest_may_match(&projected, &bound, &manifest.partitions) {
+                delete_manifests.push(manifest);
+            }
+            continue;
+        }
         if !manifest_may_match(&projected, &bound, &manifest.partitions) {
             let files = manifest.file_count as usize;
             plan.count(spec.spec_id, |c| {
@@ -230,7 +252,7 @@ pub async fn plan_files(
         .try_collect()
         .await?;
     // Whether every entry of every manifest was selected (the whole snapshot).
-    let mut whole = to_read.len() == manifests.len();
+    let mut whole = to_read.len() == data_manifests;
     for ((manifest_index, manifest, spec, projected, _), batch) in to_read.into_iter().zip(batches) {
         let total = batch.num_rows();
         let mut keep = partition_mask(&batch, &projected, spec)?;
@@ -292,8 +314,12 @@ pub async fn plan_files(
                 spec_id: spec.spec_id,
                 partition: values,
                 manifest: manifest_index,
+                deletes: None,
             });
         }
+    }
+    if !delete_manifests.is_empty() {
+        apply_deletes(location, metadata, &delete_manifests, whole, &mut plan).await?;
     }
     // A file listed twice would be read twice (and rewritten twice).
     let verified = crate::manifest::unique::verified_key(&location.url(), snapshot);
@@ -308,6 +334,70 @@ pub async fn plan_files(
         }
     }
     Ok(plan)
+}
+
+/// Give each planned file the positions its delete files delete. When the
+/// plan holds every data file of the snapshot (`whole`), a delete file
+/// naming a file that is not among them is an error.
+async fn apply_deletes(
+    location: &TableLocation,
+    metadata: &TableMetadata,
+    delete_manifests: &[&crate::spec::ManifestFile],
+    whole: bool,
+    plan: &mut FilePlan,
+) -> Result<()> {
+    let entries = delete_entries(location, metadata, delete_manifests).await?;
+    let mut by_file: HashMap<object_store::path::Path, Vec<&DeleteEntry>> = HashMap::new();
+    for e in &entries {
+        by_file.entry(location.resolve(&e.data_file)?).or_default().push(e);
+    }
+    if whole {
+        let planned: HashSet<&object_store::path::Path> = plan.files.iter().map(|f| &f.path).collect();
+        if let Some(e) = entries
+            .iter()
+            .find(|e| location.resolve(&e.data_file).is_ok_and(|p| !planned.contains(&p)))
+        {
+            return crate::format_err!(
+                "delete file {} of table {} names data file {}, which the snapshot does not list",
+                e.path,
+                location.url(),
+                e.data_file
+            );
+        }
+    }
+    let mut jobs: Vec<(usize, u64, Vec<DeleteEntry>)> = Vec::new();
+    for (i, f) in plan.files.iter().enumerate() {
+        if let Some(entries) = by_file.get(&f.path) {
+            jobs.push((i, f.record_count, entries.iter().map(|e| (*e).clone()).collect()));
+        }
+    }
+    let loads: Vec<_> = jobs
+        .into_iter()
+        .map(|(i, rows, entries)| file_deletes(location, i, rows, entries))
+        .collect();
+    let loaded: Vec<_> = futures::stream::iter(loads)
+        .buffer_unordered(MANIFEST_READS_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    for (i, n, vector) in loaded {
+        plan.delete_files += n;
+        plan.files[i].deletes = Some(vector);
+    }
+    Ok(())
+}
+
+/// The merged deletes of planned file `index` (`rows` rows) from `entries`.
+async fn file_deletes(
+    location: &TableLocation,
+    index: usize,
+    rows: u64,
+    entries: Vec<DeleteEntry>,
+) -> Result<(usize, usize, Arc<[u64]>)> {
+    let mut vectors = Vec::with_capacity(entries.len());
+    for e in &entries {
+        vectors.push(positions(location, e, rows).await?);
+    }
+    Ok((index, entries.len(), merge(&vectors)))
 }
 
 /// Fold the statistics of `survivors` (files of `spec`) into `out`, by field id.

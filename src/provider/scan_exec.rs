@@ -55,6 +55,10 @@ pub struct FileInfo {
     pub partition: Vec<ScalarValue>,
     /// Index into [`RuntimeContext::manifests`].
     pub manifest: usize,
+    pub record_count: u64,
+    /// Deleted row positions (a plan sent to another node reattaches them
+    /// to the Parquet scan, whose encoding drops row selections).
+    pub deletes: Option<Arc<[u64]>>,
 }
 
 /// Per-table context for run-time pruning: the specs, the partition
@@ -92,6 +96,8 @@ impl RuntimeContext {
                         spec_id: f.spec_id,
                         partition: f.partition.clone(),
                         manifest: f.manifest,
+                        record_count: f.record_count,
+                        deletes: f.deletes.clone(),
                     };
                     (f.path.clone(), info)
                 })
@@ -160,6 +166,18 @@ impl HiddenPartitionsScanExec {
             add(format!("spec{spec}_files_pruned_by_stats"), c.pruned_by_stats);
             add(format!("spec{spec}_bytes_selected"), c.selected_bytes as usize);
             add(format!("spec{spec}_bytes_total"), c.total_bytes as usize);
+        }
+        // Position deletes (merge-on-read) the scan skips.
+        let deleted: Vec<usize> = node
+            .runtime
+            .files
+            .values()
+            .filter_map(|f| f.deletes.as_ref().map(|d| d.len()))
+            .collect();
+        if !deleted.is_empty() {
+            let add = |name: &'static str, v: usize| MetricBuilder::new(metrics).global_counter(name).add(v);
+            add("files_with_position_deletes", deleted.len());
+            add("rows_deleted_by_position", deleted.iter().sum());
         }
         if let Some(r) = &node.runtime.requests {
             let add = |name: &'static str, v: u64| MetricBuilder::new(metrics).global_counter(name).add(v as usize);

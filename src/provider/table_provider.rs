@@ -15,6 +15,7 @@ use datafusion::datasource::TableType;
 use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::error::Result;
@@ -31,6 +32,7 @@ use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate
 use super::scan_exec::{HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
+use crate::manifest::deletes::keep_selection;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -52,6 +54,9 @@ pub struct HiddenPartitionsTable {
     /// DELETE / UPDATE: the statement as written, recorded by the analyzer
     /// rule `optimizer::dml_check` (see `provider::dml`).
     pub(crate) dml: Option<Arc<DmlIntent>>,
+    /// Read deleted rows too (a merge-on-read DELETE numbering the rows of
+    /// a file by position).
+    pub(crate) with_deleted_rows: bool,
 }
 
 impl HiddenPartitionsTable {
@@ -69,6 +74,7 @@ impl HiddenPartitionsTable {
             only: None,
             definition,
             dml: None,
+            with_deleted_rows: false,
         })
     }
 
@@ -175,6 +181,11 @@ impl HiddenPartitionsTable {
                 c.selected = plan.files.iter().filter(|f| f.spec_id == c.spec_id).count();
             }
         }
+        if self.with_deleted_rows {
+            for f in &mut plan.files {
+                f.deletes = None;
+            }
+        }
         Ok(plan)
     }
 
@@ -194,6 +205,14 @@ impl HiddenPartitionsTable {
                 crate::optimizer::DML_CHECK_NAME
             ))
         })
+    }
+
+    /// This table, reading every row of its files, deleted ones too: row
+    /// `n` of a file is then its position `n`.
+    pub fn with_deleted_rows(&self) -> Self {
+        let mut all = self.clone();
+        all.with_deleted_rows = true;
+        all
     }
 
     /// This table, reading only `files` (for a statement that rewrites them).
@@ -267,13 +286,19 @@ fn balance(files: &[PlannedFile], n: usize) -> Vec<FileGroup> {
             break;
         };
         lightest.0 += f.size;
-        lightest.1.push(PartitionedFile::new_from_meta(ObjectMeta {
+        let mut file = PartitionedFile::new_from_meta(ObjectMeta {
             location: f.path.clone(),
             last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
             size: f.size,
             e_tag: None,
             version: None,
-        }));
+        });
+        // Deleted rows are skipped by a row selection, which the Parquet
+        // reader intersects with its row group and page pruning.
+        if let Some(deleted) = &f.deletes {
+            file = file.with_extension(ParquetRowSelection::new(keep_selection(f.record_count, deleted)));
+        }
+        lightest.1.push(file);
     }
     groups
         .into_iter()
@@ -329,7 +354,10 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                 runtime,
             )));
         }
-        let rows: u64 = plan.files.iter().map(|f| f.record_count).sum();
+        // Deleted positions are exact (unique, within their files), so the
+        // row count stays exact; column statistics may count deleted rows.
+        let rows: u64 = plan.files.iter().map(PlannedFile::live_rows).sum();
+        let has_deletes = plan.files.iter().any(|f| f.deletes.is_some());
         let bytes: u64 = plan.files.iter().map(|f| f.size).sum();
         let mut statistics = Statistics::new_unknown(&self.schema);
         statistics.num_rows = Precision::Exact(rows as usize);
@@ -340,11 +368,16 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                 continue;
             };
             if summary.nulls_complete {
-                col.null_count = Precision::Exact(summary.null_count as usize);
+                col.null_count = if has_deletes {
+                    Precision::Inexact(summary.null_count as usize)
+                } else {
+                    Precision::Exact(summary.null_count as usize)
+                };
             }
             if summary.bounds_complete {
-                // Float bounds are widened at zero (see manifest::stats): not exact values.
-                let exact = !field.field_type.to_arrow().is_floating();
+                // Float bounds are widened at zero (see manifest::stats), and a
+                // deleted row may hold the bound: then not exact values.
+                let exact = !field.field_type.to_arrow().is_floating() && !has_deletes;
                 let wrap = |v: &ScalarValue| {
                     if exact {
                         Precision::Exact(v.clone())

@@ -189,6 +189,53 @@ pub struct ManifestFile {
     /// The manifest's Iceberg twin (Avro), listing the same files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iceberg: Option<IcebergManifest>,
+    /// What its files are: data (omitted) or position deletes (`1`, Iceberg's content id).
+    #[serde(default, skip_serializing_if = "ManifestContent::is_data")]
+    pub content: ManifestContent,
+}
+
+/// What the files of a manifest hold (Iceberg's manifest `content`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(into = "i32", try_from = "i32")]
+pub enum ManifestContent {
+    /// Data files (`0`).
+    #[default]
+    Data,
+    /// Position delete files (`1`): rows of data files that are gone.
+    Deletes,
+}
+
+impl ManifestContent {
+    pub fn is_data(&self) -> bool {
+        *self == Self::Data
+    }
+
+    /// Iceberg's id of the content kind.
+    pub fn id(self) -> i32 {
+        match self {
+            Self::Data => 0,
+            Self::Deletes => 1,
+        }
+    }
+}
+
+impl From<ManifestContent> for i32 {
+    fn from(c: ManifestContent) -> i32 {
+        c.id()
+    }
+}
+
+impl TryFrom<i32> for ManifestContent {
+    type Error = String;
+    fn try_from(v: i32) -> std::result::Result<Self, String> {
+        match v {
+            0 => Ok(Self::Data),
+            1 => Ok(Self::Deletes),
+            other => Err(format!(
+                "manifest content {other} is not supported (0: data, 1: position deletes)"
+            )),
+        }
+    }
 }
 
 /// The Avro manifest an Iceberg reader reads in place of a manifest of ours.
@@ -255,6 +302,11 @@ fn not_loaded(id: i64, file: Option<&str>) -> crate::error::Error {
 }
 
 impl ManifestFile {
+    /// Whether it lists position delete files.
+    pub fn is_deletes(&self) -> bool {
+        self.content == ManifestContent::Deletes
+    }
+
     /// The stored paths of the manifest and of its Iceberg twin.
     pub fn files(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.path.as_str()).chain(self.iceberg.as_ref().map(|t| t.path.as_str()))

@@ -10,7 +10,8 @@ pub mod types;
 pub mod validate;
 
 pub use metadata::{
-    FieldSummary, IcebergManifest, ManifestFile, MetadataLogEntry, Snapshot, SnapshotRef, TableMetadata,
+    FieldSummary, IcebergManifest, ManifestContent, ManifestFile, MetadataLogEntry, Snapshot, SnapshotRef,
+    TableMetadata,
 };
 pub use partition::{BoundPartitionField, PartitionField, PartitionSpec};
 pub use schema::Schema;

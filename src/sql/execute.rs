@@ -553,7 +553,8 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     }
     // Validate fully before anything is written.
     let metadata = Table::initial_metadata(&schema, &partition)?;
-    let metadata = crate::table::properties::set_properties(&metadata, &create.properties)?;
+    let properties = crate::config::with_table_defaults(&ctx.state(), &create.properties, &metadata)?;
+    let metadata = crate::table::properties::set_properties(&metadata, &properties)?;
     let allow_non_empty = crate::config::options(&ctx.state()).allow_non_empty_location;
     let Some(plan) = ws
         .plan_create(&name, create.location.as_deref(), mode, allow_non_empty)
@@ -658,7 +659,8 @@ async fn create_catalog_table(
         return crate::invalid!("CREATE TABLE {name} needs at least one column");
     }
     let metadata = Table::initial_metadata(&definition.schema, &definition.partition)?;
-    let metadata = crate::table::properties::set_properties(&metadata, &create.properties)?;
+    let properties = crate::config::with_table_defaults(&ctx.state(), &create.properties, &metadata)?;
+    let metadata = crate::table::properties::set_properties(&metadata, &properties)?;
     let created = namespace
         .create_table(name, metadata, create.location.as_deref(), definition.mode)
         .await?;

@@ -176,6 +176,7 @@ impl TableLocation {
                     snapshot_id: Some(snapshot_id),
                     sequence_number: Some(sequence_number),
                     v3: false,
+                    content: manifest.content,
                 },
                 &files,
             )?
@@ -265,7 +266,7 @@ impl TableLocation {
             manifest_path: self.iceberg_path(&twin.path),
             manifest_length: twin.length as i64,
             partition_spec_id: manifest.spec_id,
-            content: 0,
+            content: manifest.content.id(),
             sequence_number,
             min_sequence_number: files_sequence.min(sequence_number),
             added_snapshot_id: manifest.added_snapshot_id,
@@ -320,7 +321,8 @@ fn assign_row_ids(md: &mut TableMetadata, index: usize, assigned: &mut HashMap<S
     let snapshot = &mut md.snapshots[index];
     let manifests = snapshot.manifests_mut()?;
     let mut slots = Vec::with_capacity(manifests.len());
-    for manifest in manifests.iter_mut() {
+    // Row ids number data rows: delete manifests get no range.
+    for manifest in manifests.iter_mut().filter(|m| !m.is_deletes()) {
         let rows = i64::try_from(manifest.record_count).unwrap_or(i64::MAX);
         let Some(twin) = manifest.iceberg.as_mut() else {
             return crate::format_err!("manifest {} has no Iceberg twin", manifest.path);

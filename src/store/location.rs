@@ -177,6 +177,19 @@ impl TableLocation {
         Ok(path)
     }
 
+    /// The stored (relative, URI-encoded) form of `path`, an object under the
+    /// table root (the inverse of [`Self::resolve`]).
+    pub fn stored(&self, path: &Path) -> Result<String> {
+        let Some(parts) = path.prefix_match(&self.root) else {
+            return Err(crate::error::Error::Invalid(format!(
+                "{path} is not under the table location {}",
+                self.url()
+            )));
+        };
+        let parts: Vec<_> = parts.collect();
+        Ok(Self::stored_path(parts.iter().map(|p| p.as_ref())))
+    }
+
     /// The stored (URI-encoded) form of a relative path made of raw segments.
     pub fn stored_path<'a>(segments: impl IntoIterator<Item = &'a str>) -> String {
         let joined: Vec<&str> = segments.into_iter().collect();

@@ -28,8 +28,8 @@ use object_store::path::Path;
 use crate::error::{Error, Result};
 use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, project_inclusive};
-use crate::manifest::format::PATH;
-use crate::manifest::{DataFile, Origin, read_manifest, write_manifest, write_manifest_batch};
+use crate::manifest::format::{PATH, RECORD_COUNT, REFERENCED_DATA_FILE};
+use crate::manifest::{DataFile, Origin, read_manifest, write_delete_manifest, write_manifest, write_manifest_batch};
 use crate::provider::planning::PlannedFile;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
 use crate::store::TableLocation;
@@ -93,6 +93,15 @@ pub struct Change {
     pub removed_files: u64,
     pub added_rows: u64,
     pub removed_rows: u64,
+    /// Position delete files (and their positions) added and removed.
+    pub added_delete_files: u64,
+    pub removed_delete_files: u64,
+    pub added_position_deletes: u64,
+    pub removed_position_deletes: u64,
+    /// Data manifests of the base (by path) listing files this change
+    /// writes deletes for: replaced since the base means the files may be
+    /// gone or rewritten, a conflict.
+    referenced: BTreeSet<String>,
     pub scope: ConflictScope,
     /// Keeps the manifests this change writes from orphan removal until it
     /// is committed or dropped (see `table::pending`).
@@ -126,6 +135,11 @@ impl Change {
             removed_files: 0,
             added_rows: 0,
             removed_rows: 0,
+            added_delete_files: 0,
+            removed_delete_files: 0,
+            added_position_deletes: 0,
+            removed_position_deletes: 0,
+            referenced: BTreeSet::new(),
             scope: ConflictScope::Nothing,
             pending: Pending::start(),
             listed: HashSet::new(),
@@ -152,8 +166,7 @@ impl Change {
                 twice.path
             )));
         }
-        let total_rows: u64 = manifests.iter().map(|m| m.record_count).sum();
-        let total_files: u64 = manifests.iter().map(|m| m.file_count).sum();
+        let (total_files, total_rows) = data_totals(&manifests);
         let now = Utc::now().timestamp_millis();
         let mut summary = BTreeMap::from([
             ("added-data-files".to_string(), self.added_files.to_string()),
@@ -165,6 +178,12 @@ impl Change {
             summary.insert("deleted-data-files".to_string(), self.removed_files.to_string());
             summary.insert("deleted-records".to_string(), self.removed_rows.to_string());
         }
+        add_delete_counts(
+            &mut summary,
+            &manifests,
+            (self.added_delete_files, self.added_position_deletes),
+            (self.removed_delete_files, self.removed_position_deletes),
+        );
         let mut next = md.clone();
         let sequence_number = md.last_sequence_number + 1;
         next.snapshots.push(Snapshot {
@@ -204,7 +223,21 @@ impl Change {
                 &format!("another statement removed or rewrote files it read (manifest {gone})"),
             ));
         }
+        if let Some(gone) = self.referenced.iter().find(|p| !now.contains(p.as_str())) {
+            return Err(conflict(
+                table,
+                &format!("another statement removed or rewrote files it deletes rows of (manifest {gone})"),
+            ));
+        }
         let appended = current.iter().filter(|m| !base.contains(&m.path));
+        // Rows deleted meanwhile from files this change rewrites or drops would
+        // come back: a conflict, whatever the scope.
+        if self.removed_files > 0 && appended.clone().any(|m| m.is_deletes()) {
+            return Err(conflict(
+                table,
+                "another statement deleted rows (merge-on-read) while it rewrote files",
+            ));
+        }
         match &self.scope {
             ConflictScope::Nothing => Ok(()),
             ConflictScope::Everything => match appended.clone().next() {
@@ -254,8 +287,10 @@ impl Change {
         for f in files {
             by_manifest.entry(f.manifest).or_default().insert(&f.path);
             self.removed_files += 1;
-            self.removed_rows += f.record_count;
+            self.removed_rows += f.live_rows();
         }
+        let removed: HashSet<&Path> = files.iter().map(|f| &f.path).collect();
+        self.remove_deletes_of(location, md, snapshot, &removed).await?;
         for (index, paths) in by_manifest {
             let Some(manifest) = snapshot.manifests()?.get(index) else {
                 return crate::format_err!("manifest #{index} is not in snapshot {}", snapshot.snapshot_id);
@@ -280,12 +315,99 @@ impl Change {
             if let Some(paths) = survivors.column_by_name(PATH) {
                 self.list(location, paths.as_string::<i32>().iter().flatten())?;
             }
-            self.replaced.insert(manifest.path.clone());
-            if survivors.num_rows() > 0 {
-                let origin = Origin::of(manifest, md);
-                let rewritten = write_manifest_batch(location, spec, &survivors, self.snapshot_id, origin).await?;
-                self.added.push(rewritten);
+            self.replace(location, md, manifest, &survivors).await?;
+        }
+        Ok(())
+    }
+
+    /// Replace `manifest` (of the base) by one listing `survivors`, its
+    /// entries that stay (none: no manifest).
+    async fn replace(
+        &mut self,
+        location: &TableLocation,
+        md: &TableMetadata,
+        manifest: &ManifestFile,
+        survivors: &datafusion::arrow::array::RecordBatch,
+    ) -> Result<()> {
+        self.replaced.insert(manifest.path.clone());
+        if survivors.num_rows() > 0 {
+            let spec = md.spec(manifest.spec_id)?;
+            let origin = Origin::of(manifest, md);
+            let rewritten =
+                write_manifest_batch(location, spec, survivors, self.snapshot_id, origin, manifest.content).await?;
+            self.added.push(rewritten);
+        }
+        Ok(())
+    }
+
+    /// Take the delete files that name one of `removed` (data files leaving
+    /// the table) out of the snapshot's delete manifests: a delete file must
+    /// never outlive its data file.
+    async fn remove_deletes_of(
+        &mut self,
+        location: &TableLocation,
+        md: &TableMetadata,
+        snapshot: &Snapshot,
+        removed: &HashSet<&Path>,
+    ) -> Result<()> {
+        if removed.is_empty() {
+            return Ok(());
+        }
+        let candidates: Vec<&ManifestFile> = snapshot
+            .manifests()?
+            .iter()
+            .filter(|m| m.is_deletes() && !self.replaced.contains(&m.path))
+            .collect();
+        for manifest in candidates {
+            let spec = md.spec(manifest.spec_id)?;
+            let batch = read_manifest(location, manifest, spec, None).await?;
+            let named = batch
+                .column_by_name(REFERENCED_DATA_FILE)
+                .map(|c| c.as_string::<i32>().clone())
+                .ok_or_else(|| Error::Format(format!("delete manifest {} names no data files", manifest.path)))?;
+            let keep = named
+                .iter()
+                .map(|p| match p {
+                    Some(p) => location.resolve(p).map(|r| Some(!removed.contains(&r))),
+                    None => Ok(Some(true)),
+                })
+                .collect::<Result<BooleanArray>>()?;
+            if keep.true_count() == batch.num_rows() {
+                continue;
             }
+            let survivors = filter_record_batch(&batch, &keep)?;
+            let gone = filter_record_batch(&batch, &datafusion::arrow::compute::not(&keep)?)?;
+            self.removed_delete_files += gone.num_rows() as u64;
+            self.removed_position_deletes += record_count_of(&gone);
+            self.replace(location, md, manifest, &survivors).await?;
+        }
+        Ok(())
+    }
+
+    /// Add position delete files `files` (each naming a data file of
+    /// `snapshot`, the base; each under its data file's spec), one delete
+    /// manifest per spec. The data files' manifests must still be there at
+    /// commit time.
+    pub async fn add_deletes(
+        &mut self,
+        location: &TableLocation,
+        md: &TableMetadata,
+        snapshot: &Snapshot,
+        files: &[(DataFile, usize)],
+    ) -> Result<()> {
+        let mut by_spec: BTreeMap<i32, Vec<DataFile>> = BTreeMap::new();
+        for (file, manifest) in files {
+            let Some(m) = snapshot.manifests()?.get(*manifest) else {
+                return crate::format_err!("manifest #{manifest} is not in snapshot {}", snapshot.snapshot_id);
+            };
+            self.referenced.insert(m.path.clone());
+            self.added_delete_files += 1;
+            self.added_position_deletes += file.record_count;
+            by_spec.entry(file.spec_id).or_default().push(file.clone());
+        }
+        for (spec_id, files) in by_spec {
+            let manifest = write_delete_manifest(location, md.spec(spec_id)?, &files, self.snapshot_id).await?;
+            self.added.push(manifest);
         }
         Ok(())
     }
@@ -361,6 +483,52 @@ impl Change {
     }
 }
 
+/// Data files and their rows over `manifests` (delete manifests left out).
+pub fn data_totals(manifests: &[ManifestFile]) -> (u64, u64) {
+    manifests
+        .iter()
+        .filter(|m| !m.is_deletes())
+        .fold((0, 0), |(f, r), m| (f + m.file_count, r + m.record_count))
+}
+
+/// Iceberg's delete counts in a snapshot summary, once the table has (or
+/// the snapshot removes) delete files. `added` and `removed` are (delete
+/// files, positions).
+pub fn add_delete_counts(
+    summary: &mut BTreeMap<String, String>,
+    manifests: &[ManifestFile],
+    added: (u64, u64),
+    removed: (u64, u64),
+) {
+    let deletes = manifests.iter().filter(|m| m.is_deletes());
+    let (total_files, total_positions) = deletes.fold((0, 0), |(f, r), m| (f + m.file_count, r + m.record_count));
+    if total_files == 0 && removed.0 == 0 {
+        return;
+    }
+    for (key, value) in [
+        ("added-delete-files", added.0),
+        ("added-position-delete-files", added.0),
+        ("added-position-deletes", added.1),
+        ("removed-delete-files", removed.0),
+        ("removed-position-delete-files", removed.0),
+        ("removed-position-deletes", removed.1),
+        ("total-delete-files", total_files),
+        ("total-position-deletes", total_positions),
+        ("total-equality-deletes", 0),
+    ] {
+        summary.insert(key.to_string(), value.to_string());
+    }
+}
+
+/// The sum of a manifest batch's record counts.
+fn record_count_of(batch: &datafusion::arrow::array::RecordBatch) -> u64 {
+    use datafusion::arrow::datatypes::Int64Type;
+    batch
+        .column_by_name(RECORD_COUNT)
+        .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())
+        .unwrap_or(0)
+}
+
 fn conflict(table: &str, detail: &str) -> Error {
     Error::WriteConflict {
         table: table.to_string(),
@@ -405,6 +573,7 @@ mod tests {
             record_count: 1,
             partitions: vec![],
             iceberg: None,
+            content: crate::spec::ManifestContent::Data,
         };
         let mut change = Change::of_empty_table(Operation::Append);
         change.added = vec![manifest.clone(), manifest];

@@ -4,8 +4,8 @@
 //!
 //! | file (after partition and statistics pruning)                | what happens                          |
 //! |--------------------------------------------------------------|----------------------------------------|
-//! | its partition values decide the condition true for every row | dropped from the table, never read    |
-//! | may hold matching rows                                       | rewritten without them (copy-on-write)|
+//! | its partition values decide the condition true for every row | dropped from the table, never read (with its delete files) |
+//! | may hold matching rows                                       | rewritten without them (copy-on-write), or, with `write.delete.mode` = `merge-on-read`, given a position delete file listing them (`table::position_deletes`); a file left with no rows is dropped |
 //! | cannot hold matching rows (pruned)                           | untouched                              |
 //!
 //! A row whose condition is NULL stays, as in SQL. The count is the rows
@@ -23,13 +23,86 @@ use datafusion::prelude::lit;
 use crate::error::Result;
 use crate::expr::all_rows_match;
 use crate::provider::HiddenPartitionsTable;
+use crate::provider::planning::PlannedFile;
 use crate::provider::planning::source_predicate;
+use crate::spec::Snapshot;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
+use crate::table::position_deletes::{matching_positions, write_position_deletes};
+use crate::table::properties::{check_v3_modes, deletes_merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Rewritten, as_is, rewrite};
 use crate::table::writer::delete_files;
+
+impl Delete {
+    /// The merge-on-read DELETE: files whose partition decides the condition
+    /// leave the table; the others that hold matching rows get a position
+    /// delete file.
+    async fn merge_on_read(
+        &self,
+        provider: &HiddenPartitionsTable,
+        snapshot: &Snapshot,
+        predicate: crate::expr::Predicate,
+        whole: Vec<PlannedFile>,
+        partial: Vec<PlannedFile>,
+    ) -> Result<Attempt> {
+        let md = provider.metadata();
+        let location = &self.table.location;
+        let condition = conjunction(self.filters.clone()).unwrap_or(lit(true));
+        let mut marked = matching_positions(&self.state, provider, &partial, &condition).await?;
+        if whole.is_empty() && marked.is_empty() {
+            return Ok(Attempt::nothing(Operation::Delete));
+        }
+        // A file none of whose rows would be left leaves the table instead.
+        let mut whole = whole;
+        marked.retain(|(i, positions)| {
+            let f = &partial[*i];
+            if positions.len() as u64 == f.live_rows() {
+                whole.push(f.clone());
+                false
+            } else {
+                true
+            }
+        });
+        let mut change = Change::new(Operation::Delete, Some(snapshot))?;
+        change.scope = ConflictScope::Matching(predicate);
+        let pending = change.pending.clone();
+        let writes = marked
+            .iter()
+            .map(|(i, positions)| write_position_deletes(location, &partial[*i], positions, &pending));
+        let written = futures::future::join_all(writes).await;
+        let mut deletes = Vec::with_capacity(written.len());
+        let mut failed = None;
+        for (w, (i, _)) in written.into_iter().zip(&marked) {
+            match w {
+                Ok(file) => deletes.push((file, partial[*i].manifest)),
+                Err(e) => failed = failed.or(Some(e)),
+            }
+        }
+        let files: Vec<_> = deletes.iter().map(|(f, _)| f.clone()).collect();
+        let built = async {
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            change.remove_files(location, md, snapshot, &whole).await?;
+            change.add_deletes(location, md, snapshot, &deletes).await
+        }
+        .await;
+        if let Err(e) = built {
+            delete_files(location, &files).await;
+            change.discard(location).await;
+            return Err(e);
+        }
+        let count = whole.iter().map(PlannedFile::live_rows).sum::<u64>()
+            + marked.iter().map(|(_, p)| p.len() as u64).sum::<u64>();
+        Ok(Attempt {
+            change,
+            written: files,
+            count,
+        })
+    }
+}
 
 /// `DELETE FROM table WHERE filters` (all rows without filters).
 #[derive(Debug)]
@@ -77,6 +150,10 @@ impl WriteStatement for Delete {
             dropped: whole,
             ..
         } = self.choose(&provider).await?;
+        if deletes_merge_on_read(md) && !self.table.is_foreign() {
+            check_v3_modes(md)?;
+            return self.merge_on_read(&provider, snapshot, predicate, whole, partial).await;
+        }
         let rewritten = if partial.is_empty() {
             Rewritten::default()
         } else {
@@ -87,7 +164,7 @@ impl WriteStatement for Delete {
         let mut change = Change::new(Operation::Delete, Some(snapshot))?;
         change.scope = ConflictScope::Matching(predicate);
         let removed: Vec<_> = whole.into_iter().chain(partial).collect();
-        let removed_rows: u64 = removed.iter().map(|f| f.record_count).sum();
+        let removed_rows: u64 = removed.iter().map(|f| f.live_rows()).sum();
         if removed_rows == rewritten.rows {
             // Nothing matched: leave the table as it is.
             delete_files(&self.table.location, &rewritten.files).await;

@@ -16,6 +16,7 @@ pub mod optimize;
 pub mod orphans;
 pub mod overwrite;
 pub mod pending;
+pub mod position_deletes;
 pub mod properties;
 pub mod purge;
 pub mod retry;
@@ -269,17 +270,17 @@ pub fn with_appended(
     let mut next = md.clone();
     let mut manifests = md.current_manifests()?.to_vec();
     manifests.extend(manifest);
-    let total_rows: u64 = manifests.iter().map(|m| m.record_count).sum();
-    let total_files: u64 = manifests.iter().map(|m| m.file_count).sum();
+    let (total_files, total_rows) = change::data_totals(&manifests);
     let added_rows: u64 = files.iter().map(|f| f.record_count).sum();
     let sequence_number = md.last_sequence_number + 1;
     let now = Utc::now().timestamp_millis();
-    let summary = BTreeMap::from([
+    let mut summary = BTreeMap::from([
         ("added-data-files".to_string(), files.len().to_string()),
         ("added-records".to_string(), added_rows.to_string()),
         ("total-data-files".to_string(), total_files.to_string()),
         ("total-records".to_string(), total_rows.to_string()),
     ]);
+    change::add_delete_counts(&mut summary, &manifests, (0, 0), (0, 0));
     next.snapshots.push(Snapshot {
         snapshot_id,
         parent_snapshot_id: md.current_snapshot_id,

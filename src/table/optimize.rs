@@ -6,6 +6,7 @@
 //! |------------------------------------------------------|---------------------------------------------|
 //! | written under an older table spec                    | always (into the current spec)              |
 //! | current spec, smaller than the threshold, and another small file shares its partition | yes |
+//! | has position deletes (merge-on-read)                 | always (with the small files of its partition), without the deleted rows; its delete files leave the table |
 //! | current spec, at least the threshold, or alone       | no                                          |
 //!
 //! The rewritten rows go through the INSERT writer, so each partition gets
@@ -59,11 +60,14 @@ impl WriteStatement for Optimize {
         for (i, f) in plan.files.iter().enumerate() {
             if f.spec_id != current {
                 read.push(i);
-            } else if f.size < self.threshold {
+            } else if f.size < self.threshold || f.deletes.is_some() {
                 small.entry(format!("{:?}", f.partition)).or_default().push(i);
             }
         }
-        read.extend(small.into_values().filter(|g| g.len() > 1).flatten());
+        // A file with deletes is rewritten whatever its size, with the small
+        // files of its partition.
+        let has_deletes = |g: &Vec<usize>| g.iter().any(|i| plan.files[*i].deletes.is_some());
+        read.extend(small.into_values().filter(|g| g.len() > 1 || has_deletes(g)).flatten());
         let keep: HashSet<usize> = read.into_iter().collect();
         let mut chosen = Chosen {
             counts: plan.counts,
@@ -91,7 +95,7 @@ impl WriteStatement for Optimize {
         }
         let files: HashSet<_> = chosen.read.iter().map(|f| f.path.clone()).collect();
         let rewritten = rewrite(&self.state, &provider, files, Ok, as_is()).await?;
-        let read_rows: u64 = chosen.read.iter().map(|f| f.record_count).sum();
+        let read_rows: u64 = chosen.read.iter().map(|f| f.live_rows()).sum();
         if rewritten.rows != read_rows {
             delete_files(&self.table.location, &rewritten.files).await;
             return Err(Error::Invalid(format!(

@@ -10,7 +10,7 @@
 //!
 //! | candidate                                   | condition                                               |
 //! |---------------------------------------------|---------------------------------------------------------|
-//! | `data/<f1>=<v1>/…/<p>-<uuid>.parquet`        | the directory names are the partition fields of one of the table's specs, in order |
+//! | `data/<f1>=<v1>/…/<p>-<uuid>.parquet`, `…/<p>-<uuid>-deletes.parquet` (position deletes) | the directory names are the partition fields of one of the table's specs, in order |
 //! | `metadata/<p>-<uuid>-m.parquet`              | a manifest name                                         |
 //! | `metadata/<p>-<uuid>-m.avro`, `metadata/<p>-<uuid>-snap-<id>.avro` | a manifest twin, a manifest list (the Iceberg side) |
 //! | `metadata/<p>-<uuid>-manifests.json`        | an older snapshot's manifests (`store::snapshot_manifests`) |
@@ -140,8 +140,10 @@ fn ours(relative: &[&str], partition_layouts: &BTreeSet<Vec<String>>, naming: &N
                 .iter()
                 .map(|d| d.split_once('=').map(|(n, _)| n.to_string()))
                 .collect();
-            file.strip_suffix(".parquet").is_some_and(|s| naming.matches(s))
-                && names.is_some_and(|n| partition_layouts.contains(&n))
+            // Data files, and position delete files (`-deletes`) beside them.
+            let stem = file.strip_suffix(".parquet");
+            let stem = stem.map(|s| s.strip_suffix("-deletes").unwrap_or(s));
+            stem.is_some_and(|s| naming.matches(s)) && names.is_some_and(|n| partition_layouts.contains(&n))
         }
         _ => false,
     }
@@ -273,6 +275,7 @@ mod tests {
         let legacy = Naming::Legacy("0badcafe".to_string());
         let yes = [
             vec!["data".to_string(), "s=a".into(), format!("{id}.parquet")],
+            vec!["data".to_string(), "s=a".into(), format!("{id}-deletes.parquet")],
             vec!["data".to_string(), "s=a".into(), format!("{id}.parquet#1")],
             vec!["data".to_string(), format!("{id}.parquet")],
             vec!["metadata".to_string(), format!("{id}-m.parquet")],

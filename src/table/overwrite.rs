@@ -72,8 +72,13 @@ pub async fn commit_overwrite(
                     change.scope = ConflictScope::Everything;
                     for m in snapshot.manifests()? {
                         change.replaced.insert(m.path.clone());
-                        change.removed_files += m.file_count;
-                        change.removed_rows += m.record_count;
+                        if m.is_deletes() {
+                            change.removed_delete_files += m.file_count;
+                            change.removed_position_deletes += m.record_count;
+                        } else {
+                            change.removed_files += m.file_count;
+                            change.removed_rows += m.record_count;
+                        }
                     }
                 }
                 OverwriteMode::Dynamic => {
@@ -148,7 +153,7 @@ async fn files_in_partitions(
     ];
     let mut out = Vec::new();
     for (index, manifest) in snapshot.manifests()?.iter().enumerate() {
-        if manifest.spec_id != spec.spec_id {
+        if manifest.spec_id != spec.spec_id || manifest.is_deletes() {
             continue;
         }
         let batch = read_manifest(location, manifest, md.spec(manifest.spec_id)?, Some(&needed)).await?;
@@ -182,6 +187,7 @@ async fn files_in_partitions(
                     .map(|c| ScalarValue::try_from_array(c, i))
                     .collect::<datafusion::common::Result<_>>()?,
                 manifest: index,
+                deletes: None,
             });
         }
     }

@@ -14,7 +14,8 @@
 //!
 //! | key | values |
 //! |-----|--------|
-//! | `write.delete.mode`, `write.update.mode`, `write.merge.mode` | `copy-on-write` (the default); `merge-on-read` is refused until this engine writes delete files |
+//! | `write.delete.mode` | `copy-on-write` (the default) or `merge-on-read` (DELETE writes position delete files; not on format version 3 tables, whose deletes are deletion vectors) |
+//! | `write.update.mode`, `write.merge.mode` | `copy-on-write` (the default); `merge-on-read` is refused until UPDATE and MERGE write delete files |
 //! | `format-version` | `2` or `3`: not stored; `3` upgrades the table (row lineage starts), never down |
 
 use std::collections::BTreeMap;
@@ -28,6 +29,17 @@ use crate::table::Table;
 
 /// How DELETE, UPDATE and MERGE change a table (Iceberg's `write.*.mode`).
 pub const ROW_LEVEL_MODES: [&str; 3] = ["write.delete.mode", "write.update.mode", "write.merge.mode"];
+
+/// The key of DELETE's mode.
+pub const DELETE_MODE: &str = "write.delete.mode";
+
+/// Whether DELETE on `md` writes position delete files instead of
+/// rewriting data files.
+pub fn deletes_merge_on_read(md: &TableMetadata) -> bool {
+    md.properties.get(DELETE_MODE).map(String::as_str) == Some(MERGE_ON_READ)
+}
+
+const MERGE_ON_READ: &str = "merge-on-read";
 
 /// Iceberg's reserved key for the format version.
 pub const FORMAT_VERSION: &str = "format-version";
@@ -52,7 +64,8 @@ pub fn check_property(key: &str, value: &str) -> Result<()> {
     if ROW_LEVEL_MODES.contains(&key) {
         return match value {
             "copy-on-write" => Ok(()),
-            "merge-on-read" => invalid!(
+            MERGE_ON_READ if key == DELETE_MODE => Ok(()),
+            MERGE_ON_READ => invalid!(
                 "table property {key} = 'merge-on-read' is not supported yet: DELETE, UPDATE and MERGE rewrite the files they change ('copy-on-write')"
             ),
             other => invalid!("table property {key} is 'copy-on-write' or 'merge-on-read', not {other:?}"),
@@ -72,7 +85,19 @@ pub fn set_properties(md: &TableMetadata, properties: &BTreeMap<String, String>)
         check_property(key, value)?;
         next.properties.insert(key.clone(), value.clone());
     }
+    check_v3_modes(&next)?;
     Ok(next)
+}
+
+/// Format version 3 tables take deletion vectors, which this engine does
+/// not write: merge-on-read is refused there.
+pub fn check_v3_modes(md: &TableMetadata) -> Result<()> {
+    if deletes_merge_on_read(md) && crate::spec::iceberg_json::needs_v3(md) {
+        return invalid!(
+            "table property {DELETE_MODE} = 'merge-on-read' needs position delete files, which Iceberg format version 3 tables do not take (they use deletion vectors, not written by this engine yet); keep 'copy-on-write' on this table"
+        );
+    }
+    Ok(())
 }
 
 /// `md` without `keys`.
@@ -130,6 +155,10 @@ mod tests {
         let err = set_properties(&md, &pairs(&[("a", "b"), ("write.update.mode", "sometimes")])).unwrap_err();
         assert!(err.to_string().contains("not \"sometimes\""), "{err}");
         assert!(set_properties(&md, &pairs(&[("write.merge.mode", "merge-on-read")])).is_err());
+        let mor = set_properties(&md, &pairs(&[("write.delete.mode", "merge-on-read")])).unwrap();
+        assert!(deletes_merge_on_read(&mor));
+        let e = set_properties(&mor, &pairs(&[("format-version", "3")])).unwrap_err();
+        assert!(e.to_string().contains("deletion vectors"), "{e}");
     }
 
     #[test]

@@ -535,6 +535,7 @@ async fn upload(
         column_stats: file.stats,
         pending: Some(pending),
         first_row_id: None,
+        referenced_data_file: None,
     })
 }
 

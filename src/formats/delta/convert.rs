@@ -389,6 +389,7 @@ pub fn convert(log: &LogSnapshot, table: &str) -> Result<Converted> {
             record_count: counts.values().iter().map(|&c| c.max(0) as u64).sum(),
             partitions,
             iceberg: None,
+            content: crate::spec::ManifestContent::Data,
         });
         batches.insert(path, batch);
     }

@@ -10,7 +10,8 @@
 //! |-----------------------------------------|-----------------------------------------------------|
 //! | the Iceberg twin of one of our manifests | that manifest, kept as it is                       |
 //! | one the client wrote                     | its live entries: files of the parent snapshot (survivors of a rewrite) or new files |
-//! | a manifest of delete files               | refused (merge-on-read is not supported yet)        |
+//! | the twin of one of our delete manifests  | that manifest, kept (one the list leaves out leaves the table) |
+//! | a manifest of delete files the client wrote | refused (other engines' merge-on-read is not supported yet) |
 //!
 //! A manifest of the parent snapshot that lost files is replaced by one
 //! listing its files the client still lists (our own survivors, with their
@@ -175,16 +176,16 @@ pub async fn adopt(
     let mut kept: HashSet<&str> = HashSet::new();
     let mut theirs = HashMap::new();
     for entry in &listed {
-        if entry.content != 0 {
-            return Err(Error::Invalid(format!(
-                "add-snapshot: manifest {} lists delete files; merge-on-read deletes are not supported on tables of this catalog yet (write with copy-on-write)",
-                entry.path
-            )));
-        }
         let stored = rebase.stored(&entry.path)?;
         match twins.get(stored.as_str()) {
             Some(ours) => {
                 kept.insert(ours.path.as_str());
+            }
+            None if entry.content != 0 => {
+                return Err(Error::Invalid(format!(
+                    "add-snapshot: manifest {} lists delete files the client wrote; merge-on-read deletes of other engines are not supported on tables of this catalog yet (write with copy-on-write)",
+                    entry.path
+                )));
             }
             None => {
                 theirs.insert(stored, entry.clone());
@@ -220,8 +221,14 @@ pub async fn adopt(
 
     // Files of the parent's manifests that the list drops.
     let mut dropped: HashMap<String, (usize, u64)> = HashMap::new();
+    // Delete manifests of ours the client no longer lists leave the table.
+    let dropped_deletes: Vec<&ManifestFile> = parent_manifests
+        .iter()
+        .filter(|m| m.is_deletes() && !kept.contains(m.path.as_str()))
+        .copied()
+        .collect();
     for (index, m) in parent_manifests.iter().enumerate() {
-        if kept.contains(m.path.as_str()) {
+        if kept.contains(m.path.as_str()) || m.is_deletes() {
             continue;
         }
         let spec = md.spec(m.spec_id)?;
@@ -267,6 +274,7 @@ pub async fn adopt(
                 spec_id: 0,
                 partition: Vec::new(),
                 manifest: *manifest,
+                deletes: None,
             })
         })
         .collect::<Result<_>>()?;
@@ -274,6 +282,11 @@ pub async fn adopt(
     // as it is; one that lost files is rewritten with the rest.
     let mut change = Change::new(snapshot.operation()?, parent)?;
     change.snapshot_id = snapshot.snapshot_id;
+    for m in dropped_deletes {
+        change.replaced.insert(m.path.clone());
+        change.removed_delete_files += m.file_count;
+        change.removed_position_deletes += m.record_count;
+    }
     let built = async {
         if let Some(parent) = parent {
             change.remove_files(location, md, parent, &removed).await?;

@@ -16,24 +16,18 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::compute::{cast, concat_batches};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema};
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
-use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::manifest::{Content, DataFileInfo, Entry, IcebergManifests};
 use super::manifest_list::ManifestEntryFile;
 use crate::error::{Error, Result};
 use crate::formats::deletes::{EqualityDeletes, FileDeletes};
+use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, read_columns};
 use crate::spec::Schema;
-use crate::spec::types::PARQUET_FIELD_ID;
 use crate::store::TableLocation;
-
-/// Field ids of the columns of a position delete file.
-const FILE_PATH_ID: i32 = 2147483546;
-const POS_ID: i32 = 2147483545;
 
 /// A delete file of the snapshot, with its scope.
 #[derive(Debug, Clone)]
@@ -186,40 +180,6 @@ async fn fetch(location: &TableLocation, d: &DeleteFile) -> Result<Bytes> {
         ))),
         Err(e) => Err(e.into()),
     }
-}
-
-/// Index of the Arrow column with field id `id` (or named `name` when the file has no ids).
-fn column_index(schema: &ArrowSchema, id: i32, name: &str) -> Option<usize> {
-    let by_id = schema
-        .fields()
-        .iter()
-        .position(|f| f.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok()) == Some(id));
-    by_id.or_else(|| schema.fields().iter().position(|f| f.name() == name))
-}
-
-fn read_columns(bytes: Bytes, ids: &[(i32, &str)], what: &str) -> Result<(RecordBatch, Vec<usize>)> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)?;
-    let schema = Arc::clone(builder.schema());
-    let mut indices = Vec::with_capacity(ids.len());
-    for (id, name) in ids {
-        let Some(i) = column_index(&schema, *id, name) else {
-            return crate::format_err!("delete file {what} has no column with field id {id} ({name})");
-        };
-        indices.push(i);
-    }
-    let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
-    let reader = builder.with_projection(mask).build()?;
-    let out_schema = datafusion::arrow::record_batch::RecordBatchReader::schema(&reader);
-    let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
-    let batch = concat_batches(&out_schema, batches.iter())?;
-    // The projected batch keeps file order: map each requested id to its column.
-    let mut order: Vec<usize> = indices.clone();
-    order.sort_unstable();
-    let positions = indices
-        .iter()
-        .map(|i| order.iter().position(|o| o == i).unwrap_or(0))
-        .collect();
-    Ok((batch, positions))
 }
 
 async fn read_positions(location: &TableLocation, d: &DeleteFile) -> Result<HashMap<String, Vec<u64>>> {

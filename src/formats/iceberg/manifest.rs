@@ -900,6 +900,7 @@ mod tests {
                     column_stats,
                     pending: None,
                     first_row_id: None,
+                    referenced_data_file: None,
                 }
             })
             .collect()
@@ -926,6 +927,7 @@ mod tests {
                 snapshot_id,
                 sequence_number,
                 v3: false,
+                content: crate::spec::ManifestContent::Data,
             };
             let written = write_manifest(&w, &files).unwrap();
             let listed = ManifestEntryFile {

@@ -226,6 +226,7 @@ pub(crate) async fn build_parts(
                 record_count: m.rows.unwrap_or(0).max(0) as u64,
                 partitions: mapping.summaries(m.partitions.as_deref()),
                 iceberg: None,
+                content: crate::spec::ManifestContent::Data,
             });
             listed_data.insert(stored, m);
         }

@@ -264,6 +264,7 @@ pub fn batch_old(
                 column_stats,
                 pending: None,
                 first_row_id: None,
+                referenced_data_file: None,
             },
             known_null_counts: known,
         });

@@ -1,0 +1,245 @@
+//! Position deletes of our own tables: which delete file names which data
+//! file, and the row positions it deletes.
+//!
+//! A merge-on-read DELETE writes one position delete file per data file it
+//! touches (Iceberg v2 layout, see `table::position_deletes`) and lists it in
+//! a delete manifest (`content` 1) with the data file it names:
+//!
+//! | delete manifest row | `path`                        | `record_count` | `referenced_data_file` |
+//! |---------------------|-------------------------------|----------------|------------------------|
+//! | one delete file     | `data/…/<p>-<uuid>-deletes.parquet` | 3 positions | `data/…/<p>-<uuid>.parquet` |
+//!
+//! A scan reads the delete manifests whose partition summaries may match
+//! (as for data manifests), then, for the data files it kept, the `pos`
+//! column of their delete files (cached: the files never change), and
+//! merges them into one sorted vector per data file. A position at or past
+//! the end of its data file, a delete file that is missing, or one naming a
+//! data file the snapshot does not list is an error naming the files —
+//! never a silently wrong answer.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::compute::{cast, concat_batches};
+use datafusion::arrow::datatypes::{DataType, Int64Type, Schema as ArrowSchema};
+use object_store::ObjectStoreExt;
+use object_store::path::Path;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
+
+use super::format::{PATH, RECORD_COUNT, REFERENCED_DATA_FILE};
+use super::io::read_manifest;
+use crate::error::{Error, Result};
+use crate::spec::types::PARQUET_FIELD_ID;
+use crate::spec::{ManifestFile, TableMetadata};
+use crate::store::TableLocation;
+
+pub use crate::iceberg::manifest::{POS_FILE_PATH_ID as FILE_PATH_ID, POS_ID};
+
+/// One position delete file of a snapshot, as its delete manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeleteEntry {
+    /// The delete file (stored form).
+    pub path: String,
+    /// The data file whose rows it deletes (stored form).
+    pub data_file: String,
+    /// Its number of positions.
+    pub record_count: u64,
+}
+
+/// The entries of delete manifests `manifests` (all of `md`).
+pub async fn delete_entries(
+    location: &TableLocation,
+    md: &TableMetadata,
+    manifests: &[&ManifestFile],
+) -> Result<Vec<DeleteEntry>> {
+    let columns = [
+        PATH.to_string(),
+        RECORD_COUNT.to_string(),
+        REFERENCED_DATA_FILE.to_string(),
+    ];
+    let reads = manifests.iter().map(|m| async {
+        let spec = md.spec(m.spec_id)?;
+        let batch = read_manifest(location, m, spec, Some(&columns)).await?;
+        entries_of(&batch, m)
+    });
+    let per_manifest: Vec<Vec<DeleteEntry>> = futures::future::try_join_all(reads).await?;
+    Ok(per_manifest.into_iter().flatten().collect())
+}
+
+fn entries_of(batch: &RecordBatch, manifest: &ManifestFile) -> Result<Vec<DeleteEntry>> {
+    let column = |name: &str| {
+        batch
+            .column_by_name(name)
+            .ok_or_else(|| Error::Format(format!("delete manifest {} has no column {name}", manifest.path)))
+    };
+    let paths = column(PATH)?.as_string::<i32>();
+    let counts = column(RECORD_COUNT)?.as_primitive::<Int64Type>();
+    let referenced = column(REFERENCED_DATA_FILE)?.as_string::<i32>();
+    (0..batch.num_rows())
+        .map(|i| {
+            if referenced.is_null(i) {
+                return crate::format_err!(
+                    "delete file {} in manifest {} names no data file",
+                    paths.value(i),
+                    manifest.path
+                );
+            }
+            Ok(DeleteEntry {
+                path: paths.value(i).to_string(),
+                data_file: referenced.value(i).to_string(),
+                record_count: counts.value(i).max(0) as u64,
+            })
+        })
+        .collect()
+}
+
+/// The deleted positions of `entry`, a delete file of the `rows`-row data
+/// file it names: sorted, without duplicates, each below `rows`.
+pub async fn positions(location: &TableLocation, entry: &DeleteEntry, rows: u64) -> Result<Arc<[u64]>> {
+    let path = location.resolve(&entry.path)?;
+    let key = format!("{}#pos", location.cache_key(&path));
+    let batch = match location.cache.batch(&key) {
+        Some(b) => b,
+        None => {
+            let bytes = fetch(location, &path, &entry.path).await?;
+            let (batch, _) = read_columns(bytes, &[(POS_ID, "pos")], &entry.path)?;
+            location.cache.put_batch(key, batch.clone());
+            batch
+        }
+    };
+    let pos = cast(batch.column(0), &DataType::Int64)?;
+    let pos = pos.as_primitive::<Int64Type>();
+    let mut out: Vec<u64> = Vec::with_capacity(pos.len());
+    for i in 0..pos.len() {
+        if pos.is_null(i) {
+            return Err(Error::Format(format!("delete file {} has a null position", entry.path)));
+        }
+        let p = pos.value(i);
+        if p < 0 || p as u64 >= rows {
+            return Err(Error::Format(format!(
+                "delete file {} deletes row {p} of data file {}, which has {rows} rows",
+                entry.path, entry.data_file
+            )));
+        }
+        out.push(p as u64);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out.into())
+}
+
+/// Merge sorted position vectors into one (sorted, no duplicates).
+pub fn merge(vectors: &[Arc<[u64]>]) -> Arc<[u64]> {
+    match vectors {
+        [] => Arc::from(Vec::new()),
+        [one] => Arc::clone(one),
+        many => {
+            let mut all: Vec<u64> = many.iter().flat_map(|v| v.iter().copied()).collect();
+            all.sort_unstable();
+            all.dedup();
+            all.into()
+        }
+    }
+}
+
+async fn fetch(location: &TableLocation, path: &Path, stored: &str) -> Result<Bytes> {
+    match location.store.get(path).await {
+        Ok(r) => Ok(r.bytes().await?),
+        Err(object_store::Error::NotFound { .. }) => Err(Error::Invalid(format!(
+            "delete file {stored} of table {} does not exist",
+            location.url()
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Index of the Arrow column with field id `id` (or named `name` when the file has no ids).
+fn column_index(schema: &ArrowSchema, id: i32, name: &str) -> Option<usize> {
+    let by_id = schema
+        .fields()
+        .iter()
+        .position(|f| f.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok()) == Some(id));
+    by_id.or_else(|| schema.fields().iter().position(|f| f.name() == name))
+}
+
+/// Read the columns `ids` (field id, name) of a Parquet delete file `what`:
+/// one batch, and per requested id the index of its column in it.
+pub fn read_columns(bytes: Bytes, ids: &[(i32, &str)], what: &str) -> Result<(RecordBatch, Vec<usize>)> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .map_err(|e| Error::Format(format!("delete file {what} is not a readable Parquet file: {e}")))?;
+    let schema = Arc::clone(builder.schema());
+    let mut indices = Vec::with_capacity(ids.len());
+    for (id, name) in ids {
+        let Some(i) = column_index(&schema, *id, name) else {
+            return crate::format_err!("delete file {what} has no column with field id {id} ({name})");
+        };
+        indices.push(i);
+    }
+    let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
+    let reader = builder.with_projection(mask).build()?;
+    let out_schema = datafusion::arrow::record_batch::RecordBatchReader::schema(&reader);
+    let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
+    let batch = concat_batches(&out_schema, batches.iter())?;
+    // The projected batch keeps file order: map each requested id to its column.
+    let mut order: Vec<usize> = indices.clone();
+    order.sort_unstable();
+    let positions = indices
+        .iter()
+        .map(|i| order.iter().position(|o| o == i).unwrap_or(0))
+        .collect();
+    Ok((batch, positions))
+}
+
+/// The row selection keeping every row of a `rows`-row file except `deleted`
+/// (sorted); positions past the end are ignored.
+pub fn keep_selection(rows: u64, deleted: &[u64]) -> RowSelection {
+    let mut selectors = Vec::new();
+    let mut next = 0u64;
+    for &p in deleted.iter().filter(|p| **p < rows) {
+        if p < next {
+            continue;
+        }
+        if p > next {
+            selectors.push(RowSelector::select((p - next) as usize));
+        }
+        selectors.push(RowSelector::skip(1));
+        next = p + 1;
+    }
+    if next < rows {
+        selectors.push(RowSelector::select((rows - next) as usize));
+    }
+    RowSelection::from(selectors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_skips_exactly_the_deleted_rows() {
+        let s = keep_selection(6, &[0, 2, 3, 9]);
+        let v: Vec<RowSelector> = s.into();
+        assert_eq!(
+            v,
+            vec![
+                RowSelector::skip(1),
+                RowSelector::select(1),
+                RowSelector::skip(2),
+                RowSelector::select(2),
+            ]
+        );
+        let total: usize = keep_selection(6, &[0, 2, 3, 9]).iter().map(|s| s.row_count).sum();
+        assert_eq!(total, 6);
+    }
+
+    #[test]
+    fn merged_vectors_are_sorted_and_unique() {
+        let a: Arc<[u64]> = Arc::from(vec![1, 5, 9]);
+        let b: Arc<[u64]> = Arc::from(vec![2, 5, 10]);
+        assert_eq!(&*merge(&[a.clone(), b]), &[1, 2, 5, 9, 10]);
+        assert_eq!(&*merge(std::slice::from_ref(&a)), &[1, 5, 9]);
+        assert!(merge(&[]).is_empty());
+    }
+}
