@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::datasource::physical_plan::FileGroup;
-use datafusion::datasource::physical_plan::parquet::{CachedParquetFileReaderFactory, ParquetRowSelection};
+use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
@@ -34,7 +34,7 @@ use prost::Message;
 use super::functions::{aggregate_by_name, scalar_by_name};
 use super::stores::{location_from_wire, location_to_wire, options_from_wire, options_to_wire, store_for};
 use super::wire::{self, FileNode, SCAN_TAG, SINK_TAG, ScanNode, SinkNode};
-use crate::manifest::deletes::keep_selection;
+use crate::manifest::deletes::skipping_deleted;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::field_ids::FieldIdAdapterFactory;
 use crate::provider::scan_exec::{FileInfo, RuntimeContext};
@@ -255,9 +255,7 @@ fn bound_to_table(
                         .get(&file.object_meta.location)
                         .and_then(|i| Some((i.record_count, i.deletes.as_ref()?)))
                     {
-                        Some((rows, deleted)) => file
-                            .clone()
-                            .with_extension(ParquetRowSelection::new(keep_selection(rows, deleted))),
+                        Some((rows, deleted)) => skipping_deleted(file.clone(), rows, deleted),
                         None => file.clone(),
                     }
                 })

@@ -32,7 +32,6 @@ use datafusion::datasource::TableType;
 use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result;
@@ -41,11 +40,9 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
-use object_store::ObjectMeta;
 
 use super::deletes::FileDeletes;
 use super::equality_exec::EqualityDeleteExec;
-use crate::manifest::deletes::keep_selection;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::planning::{PlannedFile, plan_files, stats_pruning_predicate};
 use crate::provider::scan_exec::RuntimeContext;
@@ -562,13 +559,7 @@ fn balance(files: &[PlannedFile], layout: &ScanLayout, tag_files: bool, n: usize
             break;
         };
         lightest.0 += f.size;
-        let mut file = PartitionedFile::new_from_meta(ObjectMeta {
-            location: f.path.clone(),
-            last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
-            size: f.size,
-            e_tag: None,
-            version: None,
-        });
+        let mut file = f.partitioned_file();
         let mut values: Vec<ScalarValue> = layout
             .constants
             .iter()
@@ -578,9 +569,6 @@ fn balance(files: &[PlannedFile], layout: &ScanLayout, tag_files: bool, n: usize
             values.push(ScalarValue::Int32(Some(i as i32)));
         }
         file.partition_values = values;
-        if let Some(deleted) = &f.deletes {
-            file = file.with_extension(ParquetRowSelection::new(keep_selection(f.record_count, deleted)));
-        }
         lightest.1.push(file);
     }
     groups

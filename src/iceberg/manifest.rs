@@ -216,6 +216,16 @@ fn as_long(v: u64, what: &str, path: &str) -> Result<i64> {
     i64::try_from(v).map_err(|_| Error::Invalid(format!("data file {path}: {what} {v} does not fit an Iceberg long")))
 }
 
+/// The metrics of one data_file record: value, null and NaN counts, lower
+/// and upper bounds (each an optional map by field id).
+struct Metrics {
+    value_counts: Value,
+    null_value_counts: Value,
+    nan_value_counts: Value,
+    lower_bounds: Value,
+    upper_bounds: Value,
+}
+
 fn data_file_record(
     w: &ManifestWrite,
     partition: &PartitionType,
@@ -228,9 +238,61 @@ fn data_file_record(
             .map_err(|e| Error::Invalid(format!("file path {stored:?} is not URI-encoded: {e}")))?;
         Ok(format!("{}/{relative}", w.table_location))
     };
-    if w.content == ManifestContent::Deletes {
-        return delete_file_record(partition, file, record_count, absolute);
+    // A position delete file names its data file as `referenced_data_file`
+    // and as both bounds of its `file_path` column (readers match deletes to
+    // data files by either); it has no other metrics.
+    let (content, metrics, referenced) = match w.content {
+        ManifestContent::Data => (0, data_metrics(columns, file)?, None),
+        ManifestContent::Deletes => {
+            let Some(referenced) = &file.referenced_data_file else {
+                return crate::invalid!("delete file {} names no data file", file.path);
+            };
+            let referenced = absolute(referenced)?;
+            let bound = || {
+                some(int_map_value(vec![(
+                    POS_FILE_PATH_ID,
+                    Value::Bytes(referenced.clone().into_bytes()),
+                )]))
+            };
+            let metrics = Metrics {
+                value_counts: null(),
+                null_value_counts: null(),
+                nan_value_counts: null(),
+                lower_bounds: bound(),
+                upper_bounds: bound(),
+            };
+            (1, metrics, Some(referenced))
+        }
+    };
+    let mut fields = vec![
+        ("content".into(), Value::Int(content)),
+        ("file_path".into(), Value::String(absolute(&file.path)?)),
+        ("file_format".into(), Value::String("PARQUET".into())),
+        ("partition".into(), partition.record(file)?),
+        ("record_count".into(), Value::Long(record_count)),
+        (
+            "file_size_in_bytes".into(),
+            Value::Long(as_long(file.file_size, "file size", &file.path)?),
+        ),
+        ("column_sizes".into(), null()),
+        ("value_counts".into(), metrics.value_counts),
+        ("null_value_counts".into(), metrics.null_value_counts),
+        ("nan_value_counts".into(), metrics.nan_value_counts),
+        ("lower_bounds".into(), metrics.lower_bounds),
+        ("upper_bounds".into(), metrics.upper_bounds),
+        ("key_metadata".into(), null()),
+        ("split_offsets".into(), null()),
+        ("equality_ids".into(), null()),
+        ("sort_order_id".into(), null()),
+    ];
+    if let Some(referenced) = referenced {
+        fields.push(("referenced_data_file".into(), some(Value::String(referenced))));
     }
+    Ok(Value::Record(fields))
+}
+
+/// The metrics of a data file: its column statistics.
+fn data_metrics(columns: &HashMap<i32, PrimitiveType>, file: &DataFile) -> Result<Metrics> {
     let stats: Vec<&ColumnStats> = file
         .column_stats
         .iter()
@@ -270,70 +332,13 @@ fn data_file_record(
             .map(|s| Ok((s.field_id, Value::Long(as_long(f(s), "a column count", &file.path)?))))
             .collect()
     };
-    Ok(Value::Record(vec![
-        ("content".into(), Value::Int(0)),
-        ("file_path".into(), Value::String(absolute(&file.path)?)),
-        ("file_format".into(), Value::String("PARQUET".into())),
-        ("partition".into(), partition.record(file)?),
-        ("record_count".into(), Value::Long(record_count)),
-        (
-            "file_size_in_bytes".into(),
-            Value::Long(as_long(file.file_size, "file size", &file.path)?),
-        ),
-        ("column_sizes".into(), null()),
-        ("value_counts".into(), map_or_null(counts(&|_| file.record_count)?)),
-        ("null_value_counts".into(), map_or_null(counts(&|s| s.null_count)?)),
-        ("nan_value_counts".into(), map_or_null(nan_counts)),
-        ("lower_bounds".into(), map_or_null(bounds(false))),
-        ("upper_bounds".into(), map_or_null(bounds(true))),
-        ("key_metadata".into(), null()),
-        ("split_offsets".into(), null()),
-        ("equality_ids".into(), null()),
-        ("sort_order_id".into(), null()),
-    ]))
-}
-
-/// The data_file record of a position delete file: content 1, the data file
-/// it names as `referenced_data_file` and as both bounds of its `file_path`
-/// column (readers match deletes to data files by either), no other metrics.
-fn delete_file_record(
-    partition: &PartitionType,
-    file: &DataFile,
-    record_count: i64,
-    absolute: impl Fn(&str) -> Result<String>,
-) -> Result<Value> {
-    let Some(referenced) = &file.referenced_data_file else {
-        return crate::invalid!("delete file {} names no data file", file.path);
-    };
-    let referenced = absolute(referenced)?;
-    let bound = || {
-        some(int_map_value(vec![(
-            POS_FILE_PATH_ID,
-            Value::Bytes(referenced.clone().into_bytes()),
-        )]))
-    };
-    Ok(Value::Record(vec![
-        ("content".into(), Value::Int(1)),
-        ("file_path".into(), Value::String(absolute(&file.path)?)),
-        ("file_format".into(), Value::String("PARQUET".into())),
-        ("partition".into(), partition.record(file)?),
-        ("record_count".into(), Value::Long(record_count)),
-        (
-            "file_size_in_bytes".into(),
-            Value::Long(as_long(file.file_size, "file size", &file.path)?),
-        ),
-        ("column_sizes".into(), null()),
-        ("value_counts".into(), null()),
-        ("null_value_counts".into(), null()),
-        ("nan_value_counts".into(), null()),
-        ("lower_bounds".into(), bound()),
-        ("upper_bounds".into(), bound()),
-        ("key_metadata".into(), null()),
-        ("split_offsets".into(), null()),
-        ("equality_ids".into(), null()),
-        ("sort_order_id".into(), null()),
-        ("referenced_data_file".into(), some(Value::String(referenced.clone()))),
-    ]))
+    Ok(Metrics {
+        value_counts: map_or_null(counts(&|_| file.record_count)?),
+        null_value_counts: map_or_null(counts(&|s| s.null_count)?),
+        nan_value_counts: map_or_null(nan_counts),
+        lower_bounds: map_or_null(bounds(false)),
+        upper_bounds: map_or_null(bounds(true)),
+    })
 }
 
 /// Field id of the `file_path` column of a position delete file.

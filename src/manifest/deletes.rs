@@ -20,9 +20,11 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::compute::{cast, concat_batches};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use datafusion::arrow::compute::{cast, concat_batches, max, min};
 use datafusion::arrow::datatypes::{DataType, Int64Type, Schema as ArrowSchema};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use parquet::arrow::ProjectionMask;
@@ -109,25 +111,35 @@ pub async fn positions(location: &TableLocation, entry: &DeleteEntry, rows: u64)
             batch
         }
     };
-    let pos = cast(batch.column(0), &DataType::Int64)?;
-    let pos = pos.as_primitive::<Int64Type>();
-    let mut out: Vec<u64> = Vec::with_capacity(pos.len());
-    for i in 0..pos.len() {
-        if pos.is_null(i) {
-            return Err(Error::Format(format!("delete file {} has a null position", entry.path)));
-        }
-        let p = pos.value(i);
-        if p < 0 || p as u64 >= rows {
-            return Err(Error::Format(format!(
-                "delete file {} deletes row {p} of data file {}, which has {rows} rows",
-                entry.path, entry.data_file
-            )));
-        }
-        out.push(p as u64);
+    let positions = checked_positions(batch.column(0), rows, |p| match p {
+        Some(p) => format!(
+            "delete file {} deletes row {p} of data file {}, which has {rows} rows",
+            entry.path, entry.data_file
+        ),
+        None => format!("delete file {} has a null position", entry.path),
+    })?;
+    Ok(positions.into())
+}
+
+/// `column` (integers) as row positions of a `rows`-row file: sorted,
+/// without duplicates. A null (`None`) or a position outside `0..rows` is
+/// the error `problem` describes.
+pub fn checked_positions(column: &ArrayRef, rows: u64, problem: impl Fn(Option<i64>) -> String) -> Result<Vec<u64>> {
+    let column = cast(column, &DataType::Int64)?;
+    let pos = column.as_primitive::<Int64Type>();
+    if pos.null_count() > 0 {
+        return Err(Error::Format(problem(None)));
     }
-    out.sort_unstable();
+    let (min, max) = (min(pos), max(pos));
+    if let Some(bad) = min.filter(|p| *p < 0).or(max.filter(|p| *p as u64 >= rows)) {
+        return Err(Error::Format(problem(Some(bad))));
+    }
+    let mut out: Vec<u64> = pos.values().iter().map(|p| *p as u64).collect();
+    if !out.is_sorted() {
+        out.sort_unstable();
+    }
     out.dedup();
-    Ok(out.into())
+    Ok(out)
 }
 
 /// Merge sorted position vectors into one (sorted, no duplicates).
@@ -192,6 +204,12 @@ pub fn read_columns(bytes: Bytes, ids: &[(i32, &str)], what: &str) -> Result<(Re
     Ok((batch, positions))
 }
 
+/// `file` (of `rows` rows) read without its `deleted` rows: a Parquet row
+/// selection, which the reader intersects with row-group and page pruning.
+pub fn skipping_deleted(file: PartitionedFile, rows: u64, deleted: &[u64]) -> PartitionedFile {
+    file.with_extension(ParquetRowSelection::new(keep_selection(rows, deleted)))
+}
+
 /// The row selection keeping every row of a `rows`-row file except `deleted`
 /// (sorted); positions past the end are ignored.
 pub fn keep_selection(rows: u64, deleted: &[u64]) -> RowSelection {
@@ -232,6 +250,31 @@ mod tests {
         );
         let total: usize = keep_selection(6, &[0, 2, 3, 9]).iter().map(|s| s.row_count).sum();
         assert_eq!(total, 6);
+    }
+
+    #[test]
+    fn positions_are_checked_sorted_and_unique() {
+        let problem = |p: Option<i64>| format!("bad {p:?}");
+        let column: ArrayRef = Arc::new(datafusion::arrow::array::Int64Array::from(vec![4, 1, 4, 0]));
+        assert_eq!(checked_positions(&column, 5, problem).unwrap(), vec![0, 1, 4]);
+        assert_eq!(
+            checked_positions(&column, 4, problem).unwrap_err().to_string(),
+            "invalid table format: bad Some(4)"
+        );
+        let negative: ArrayRef = Arc::new(datafusion::arrow::array::Int64Array::from(vec![-1, 2]));
+        assert!(
+            checked_positions(&negative, 5, problem)
+                .unwrap_err()
+                .to_string()
+                .contains("Some(-1)")
+        );
+        let null: ArrayRef = Arc::new(datafusion::arrow::array::Int64Array::from(vec![Some(1), None]));
+        assert!(
+            checked_positions(&null, 5, problem)
+                .unwrap_err()
+                .to_string()
+                .contains("None")
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use datafusion::arrow::compute::{and, cast, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef};
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::{Column, ScalarValue};
+use datafusion::datasource::listing::PartitionedFile;
 use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
@@ -22,7 +23,7 @@ use futures::{StreamExt, TryStreamExt};
 use crate::error::Result;
 use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, bind, evaluate, project_inclusive, rewrite_not};
-use crate::manifest::deletes::{DeleteEntry, delete_entries, merge, positions};
+use crate::manifest::deletes::{DeleteEntry, delete_entries, merge, positions, skipping_deleted};
 use crate::manifest::format::{FILE_SIZE, MAX, MIN, NULL_COUNT, PARTITION, PATH, RECORD_COUNT, STATS};
 use crate::manifest::read_manifest;
 use crate::spec::{Schema, Snapshot, TableMetadata, TableSpec};
@@ -52,6 +53,21 @@ impl PlannedFile {
     pub fn live_rows(&self) -> u64 {
         self.record_count - self.deletes.as_ref().map_or(0, |d| d.len() as u64)
     }
+
+    /// The file as a Parquet scan reads it: without its deleted rows.
+    pub fn partitioned_file(&self) -> PartitionedFile {
+        let file = PartitionedFile::new_from_meta(object_store::ObjectMeta {
+            location: self.path.clone(),
+            last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+            size: self.size,
+            e_tag: None,
+            version: None,
+        });
+        match &self.deletes {
+            Some(deleted) => skipping_deleted(file, self.record_count, deleted),
+            None => file,
+        }
+    }
 }
 
 /// Selected and total files of one table spec.
@@ -75,8 +91,6 @@ pub struct SpecFileCount {
 #[derive(Debug, Clone, Default)]
 pub struct FilePlan {
     pub files: Vec<PlannedFile>,
-    /// Position delete files applied to the selected files.
-    pub delete_files: usize,
     pub counts: Vec<SpecFileCount>,
     /// Per field id, bounds and null counts over the selected files (when
     /// every selected file has them).
@@ -353,9 +367,10 @@ async fn apply_deletes(
     }
     if whole {
         let planned: HashSet<&object_store::path::Path> = plan.files.iter().map(|f| &f.path).collect();
-        if let Some(e) = entries
+        if let Some(e) = by_file
             .iter()
-            .find(|e| location.resolve(&e.data_file).is_ok_and(|p| !planned.contains(&p)))
+            .find(|(path, _)| !planned.contains(path))
+            .and_then(|(_, entries)| entries.first())
         {
             return crate::format_err!(
                 "delete file {} of table {} names data file {}, which the snapshot does not list",
@@ -379,8 +394,7 @@ async fn apply_deletes(
         .buffer_unordered(MANIFEST_READS_IN_FLIGHT)
         .try_collect()
         .await?;
-    for (i, n, vector) in loaded {
-        plan.delete_files += n;
+    for (i, vector) in loaded {
         plan.files[i].deletes = Some(vector);
     }
     Ok(())
@@ -392,12 +406,12 @@ async fn file_deletes(
     index: usize,
     rows: u64,
     entries: Vec<DeleteEntry>,
-) -> Result<(usize, usize, Arc<[u64]>)> {
+) -> Result<(usize, Arc<[u64]>)> {
     let mut vectors = Vec::with_capacity(entries.len());
     for e in &entries {
         vectors.push(positions(location, e, rows).await?);
     }
-    Ok((index, entries.len(), merge(&vectors)))
+    Ok((index, merge(&vectors)))
 }
 
 /// Fold the statistics of `survivors` (files of `spec`) into `out`, by field id.

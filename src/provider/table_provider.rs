@@ -15,7 +15,6 @@ use datafusion::datasource::TableType;
 use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::error::Result;
@@ -24,7 +23,6 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
-use object_store::ObjectMeta;
 
 use super::dml::DmlIntent;
 use super::field_ids::FieldIdAdapterFactory;
@@ -32,7 +30,6 @@ use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate
 use super::scan_exec::{HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
-use crate::manifest::deletes::keep_selection;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -286,19 +283,7 @@ fn balance(files: &[PlannedFile], n: usize) -> Vec<FileGroup> {
             break;
         };
         lightest.0 += f.size;
-        let mut file = PartitionedFile::new_from_meta(ObjectMeta {
-            location: f.path.clone(),
-            last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
-            size: f.size,
-            e_tag: None,
-            version: None,
-        });
-        // Deleted rows are skipped by a row selection, which the Parquet
-        // reader intersects with its row group and page pruning.
-        if let Some(deleted) = &f.deletes {
-            file = file.with_extension(ParquetRowSelection::new(keep_selection(f.record_count, deleted)));
-        }
-        lightest.1.push(file);
+        lightest.1.push(f.partitioned_file());
     }
     groups
         .into_iter()

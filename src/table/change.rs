@@ -304,13 +304,7 @@ impl Change {
                 .column_by_name(PATH)
                 .map(|c| c.as_string::<i32>().clone())
                 .ok_or_else(|| Error::Format(format!("manifest {} has no path column", manifest.path)))?;
-            let keep = stored
-                .iter()
-                .map(|p| match p {
-                    Some(p) => location.resolve(p).map(|r| Some(!paths.contains(&r))),
-                    None => Ok(Some(true)),
-                })
-                .collect::<Result<BooleanArray>>()?;
+            let keep = not_in(location, &stored, &paths)?;
             let survivors = filter_record_batch(&batch, &keep)?;
             if let Some(paths) = survivors.column_by_name(PATH) {
                 self.list(location, paths.as_string::<i32>().iter().flatten())?;
@@ -365,13 +359,7 @@ impl Change {
                 .column_by_name(REFERENCED_DATA_FILE)
                 .map(|c| c.as_string::<i32>().clone())
                 .ok_or_else(|| Error::Format(format!("delete manifest {} names no data files", manifest.path)))?;
-            let keep = named
-                .iter()
-                .map(|p| match p {
-                    Some(p) => location.resolve(p).map(|r| Some(!removed.contains(&r))),
-                    None => Ok(Some(true)),
-                })
-                .collect::<Result<BooleanArray>>()?;
+            let keep = not_in(location, &named, removed)?;
             if keep.true_count() == batch.num_rows() {
                 continue;
             }
@@ -481,6 +469,22 @@ impl Change {
             .collect();
         let _ = crate::table::purge::delete_all(location, paths).await;
     }
+}
+
+/// Per row of `stored` (paths as a manifest stores them), whether the file
+/// is not one of `paths`.
+fn not_in(
+    location: &TableLocation,
+    stored: &datafusion::arrow::array::StringArray,
+    paths: &HashSet<&Path>,
+) -> Result<BooleanArray> {
+    stored
+        .iter()
+        .map(|p| match p {
+            Some(p) => location.resolve(p).map(|r| Some(!paths.contains(&r))),
+            None => Ok(Some(true)),
+        })
+        .collect()
 }
 
 /// Data files and their rows over `manifests` (delete manifests left out).

@@ -19,6 +19,7 @@ use datafusion::execution::SessionState;
 use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::prelude::lit;
+use futures::StreamExt;
 
 use crate::error::Result;
 use crate::expr::all_rows_match;
@@ -34,6 +35,9 @@ use crate::table::properties::{check_v3_modes, deletes_merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Rewritten, as_is, rewrite};
 use crate::table::writer::delete_files;
+
+/// How many position delete files a merge-on-read DELETE uploads at once.
+const DELETE_FILES_IN_FLIGHT: usize = 16;
 
 impl Delete {
     /// The merge-on-read DELETE: files whose partition decides the condition
@@ -68,10 +72,16 @@ impl Delete {
         let mut change = Change::new(Operation::Delete, Some(snapshot))?;
         change.scope = ConflictScope::Matching(predicate);
         let pending = change.pending.clone();
-        let writes = marked
+        let writes: Vec<_> = marked
             .iter()
-            .map(|(i, positions)| write_position_deletes(location, &partial[*i], positions, &pending));
-        let written = futures::future::join_all(writes).await;
+            .map(|(i, positions)| write_position_deletes(location, &partial[*i], positions, &pending))
+            .collect();
+        // In order, a bounded number at once; every result is kept, so the
+        // files of a failed attempt can all be deleted.
+        let written: Vec<_> = futures::stream::iter(writes)
+            .buffered(DELETE_FILES_IN_FLIGHT)
+            .collect()
+            .await;
         let mut deletes = Vec::with_capacity(written.len());
         let mut failed = None;
         for (w, (i, _)) in written.into_iter().zip(&marked) {

@@ -29,8 +29,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{AsArray, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema as ArrowSchema};
+use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::datasource::provider_as_source;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::logical_expr::{Expr, LogicalPlanBuilder, col, lit};
@@ -41,7 +42,7 @@ use parquet::arrow::ArrowWriter;
 
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
-use crate::manifest::deletes::{FILE_PATH_ID, POS_ID};
+use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, checked_positions};
 use crate::provider::HiddenPartitionsTable;
 use crate::provider::planning::PlannedFile;
 use crate::spec::types::PARQUET_FIELD_ID;
@@ -95,8 +96,7 @@ async fn new_positions_in(
 ) -> Result<(usize, Vec<u64>)> {
     let mut positions = positions_in(state, table, file, condition).await?;
     if let Some(deleted) = &file.deletes {
-        let gone: HashSet<u64> = deleted.iter().copied().collect();
-        positions.retain(|p| !gone.contains(p));
+        positions.retain(|p| deleted.binary_search(p).is_err());
     }
     Ok((index, positions))
 }
@@ -115,28 +115,22 @@ async fn positions_in(
         .build()?;
     let physical = state.create_physical_plan(&plan).await?;
     let batches = collect(physical, state.task_ctx()).await?;
-    let mut positions = Vec::new();
-    for batch in &batches {
-        let column = datafusion::arrow::compute::cast(batch.column(0), &DataType::Int64)?;
-        let column = column.as_primitive::<Int64Type>();
-        for i in 0..column.len() {
-            let p = column.value(i);
-            if p < 0 || p as u64 >= file.record_count {
-                return Err(Error::Format(format!(
-                    "numbering the rows of data file {} gave position {p}, but the manifest says it has {} rows; nothing was written",
-                    file.path, file.record_count
-                )));
-            }
-            positions.push(p as u64);
-        }
-    }
-    positions.sort_unstable();
-    positions.dedup();
-    Ok(positions)
+    let numbered = match batches.first() {
+        Some(first) => concat_batches(&first.schema(), &batches)?,
+        None => return Ok(Vec::new()),
+    };
+    checked_positions(numbered.column(0), file.record_count, |p| {
+        format!(
+            "numbering the rows of data file {} gave position {}, but the manifest says it has {} rows; nothing was written",
+            file.path,
+            p.map_or("NULL".to_string(), |p| p.to_string()),
+            file.record_count
+        )
+    })
 }
 
 /// Write the position delete file deleting `positions` (sorted) of data
-/// file `data` (of spec `data_spec`), and describe it for a delete manifest.
+/// file `data`, and describe it for a delete manifest.
 pub async fn write_position_deletes(
     location: &TableLocation,
     data: &PlannedFile,
