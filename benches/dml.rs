@@ -8,6 +8,7 @@
 //! | UPDATE 1 % (every file) | 100 days, 1 M rows | `COPY` of the whole table |
 //! | MERGE 10,000 keys | 10 M rows, `bucket(16, id)`, 10 appends | the same MERGE with `ON t.id + 0 = s.id` (no key pruning) |
 //! | optimize | 10,000 small files in 100 days | `COPY` of the same rows into 100 day directories |
+//! | MERGE 10,000 keys, merge-on-read | the same table, `write.merge.mode` = `merge-on-read` | the same MERGE copy-on-write (time and bytes written) |
 //! | DELETE 100 scattered rows, merge-on-read | 10 M rows, 100 `day(ts)` files | the same DELETE copy-on-write (time and bytes written) |
 //! | full scan with 1 % of rows deleted (merge-on-read) | 10 M rows, 100 files | the same scan of the table before the DELETE |
 //!
@@ -344,10 +345,12 @@ async fn merge_keys(s: &Size) {
     let ctx = session(dir.path()).await.unwrap();
     // Two identical tables, so both MERGEs start from the same state.
     let per = s.merge_rows / s.merge_appends;
-    for t in ["m", "m_off"] {
+    for (t, mode) in [("m", "copy-on-write"), ("m_off", "copy-on-write"), ("m_mor", "merge-on-read")] {
         run(
             &ctx,
-            &format!("CREATE TABLE {t} (id BIGINT, v BIGINT) PARTITIONED BY (bucket(16, id))"),
+            &format!(
+                "CREATE TABLE {t} (id BIGINT, v BIGINT) PARTITIONED BY (bucket(16, id)) TBLPROPERTIES ('write.merge.mode' = '{mode}')"
+            ),
         )
         .await;
         for a in 0..s.merge_appends {
@@ -379,11 +382,17 @@ async fn merge_keys(s: &Size) {
     };
     let pruned = merge("m", "t.id = s.id");
     let unpruned = merge("m_off", "t.id + 0 = s.id");
+    let mor = merge("m_mor", "t.id = s.id");
     let (r1, _, total) = files(&ctx, &pruned).await;
     let (r2, _, _) = files(&ctx, &unpruned).await;
+    let mor_before = dir_bytes(dir.path());
+    let t_mor = run(&ctx, &mor).await;
+    let b_mor = written_since(dir.path(), &mor_before);
+    let cow_before = dir_bytes(dir.path());
     let t_pruned = run(&ctx, &pruned).await;
+    let b_cow = written_since(dir.path(), &cow_before);
     let t_unpruned = run(&ctx, &unpruned).await;
-    for t in ["m", "m_off"] {
+    for t in ["m", "m_off", "m_mor"] {
         assert_eq!(
             int(&ctx, &format!("SELECT count(*) FROM {t}")).await,
             s.merge_rows + s.merge_keys / 2
@@ -397,6 +406,15 @@ async fn merge_keys(s: &Size) {
         ms(t_pruned),
         ms(t_unpruned),
         t_pruned.as_secs_f64() / t_unpruned.as_secs_f64()
+    );
+    println!(
+        "| MERGE {} keys into {} rows, merge-on-read | {:.1} ms, wrote {b_mor} bytes | copy-on-write: {:.1} ms, wrote {b_cow} bytes | {:.3}x time, {:.4}x bytes | |",
+        s.merge_keys,
+        s.merge_rows,
+        ms(t_mor),
+        ms(t_pruned),
+        t_mor.as_secs_f64() / t_pruned.as_secs_f64(),
+        b_mor as f64 / b_cow.max(1) as f64
     );
 }
 

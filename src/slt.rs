@@ -109,7 +109,7 @@ impl HiddenPartitionsDb {
     }
 
     /// A local session, or one on an in-process Ballista cluster, or a local
-    /// one whose new tables delete merge-on-read.
+    /// one whose new tables delete, update and merge merge-on-read.
     async fn open_for(warehouse: &Path, mode: RunMode) -> crate::error::Result<Self> {
         match mode {
             #[cfg(feature = "ballista")]
@@ -121,7 +121,7 @@ impl HiddenPartitionsDb {
                 let db = Self::open(warehouse).await?;
                 crate::execute_sql(
                     &db.ctx,
-                    "SET hidden_partitions.table_defaults = 'write.delete.mode=merge-on-read'",
+                    "SET hidden_partitions.table_defaults = 'write.delete.mode=merge-on-read,write.update.mode=merge-on-read,write.merge.mode=merge-on-read'",
                 )
                 .await?;
                 Ok(db)
@@ -380,8 +380,9 @@ pub async fn run_file_on_ballista(path: &Path) -> Result<(), String> {
 }
 
 /// Run one `.slt` file in a local session whose tables are created with
-/// `write.delete.mode = merge-on-read` (the session's table defaults), so
-/// DELETE writes position delete files. Records marked `skipif
+/// `write.delete.mode`, `write.update.mode` and `write.merge.mode` =
+/// `merge-on-read` (the session's table defaults), so DELETE, UPDATE and
+/// MERGE write position delete files. Records marked `skipif
 /// merge-on-read` are left out, `onlyif merge-on-read` ones run.
 pub async fn run_file_merge_on_read(path: &Path) -> Result<(), String> {
     run_on_temp_warehouse(path, RunMode::MergeOnRead).await

@@ -282,7 +282,8 @@ const SETUP: &str = "CREATE TABLE t (id BIGINT, name VARCHAR, ts TIMESTAMP(6), v
 
 const SETUP_MERGE_ON_READ: &str =
     "CREATE TABLE t (id BIGINT, name VARCHAR, ts TIMESTAMP(6), v INT) PARTITIONED BY (month(ts), name)
-       TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
+       TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read',
+         'write.merge.mode' = 'merge-on-read');
      INSERT INTO t VALUES (1, 'a', TIMESTAMP '2024-01-05 10:00:00', 10), (3, 'a', TIMESTAMP '2024-01-06 10:00:00', 30),
        (2, 'b', TIMESTAMP '2024-02-05 10:00:00', 20)";
 
@@ -358,6 +359,21 @@ const SCENARIOS: &[Scenario] = &[
         name: "DELETE (merge-on-read: a position delete file)",
         setup: SETUP_MERGE_ON_READ,
         statement: "DELETE FROM t WHERE id = 1",
+        table: "t",
+    },
+    Scenario {
+        name: "UPDATE (merge-on-read: a delete file and a new data file)",
+        setup: SETUP_MERGE_ON_READ,
+        statement: "UPDATE t SET v = v + 1 WHERE id = 1",
+        table: "t",
+    },
+    Scenario {
+        name: "MERGE (merge-on-read: delete files and new rows)",
+        setup: SETUP_MERGE_ON_READ,
+        statement: "MERGE INTO t USING (SELECT CAST(id AS BIGINT) AS id FROM (VALUES (1), (2), (5)) v(id)) s ON t.id = s.id \
+                    WHEN MATCHED AND s.id = 2 THEN DELETE \
+                    WHEN MATCHED THEN UPDATE SET v = 0 \
+                    WHEN NOT MATCHED THEN INSERT (id, name, ts, v) VALUES (s.id, 'z', TIMESTAMP '2024-05-01 00:00:00', 1)",
         table: "t",
     },
     Scenario {

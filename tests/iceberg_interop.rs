@@ -1024,6 +1024,22 @@ fn merge_on_read_deletes_read_the_same() {
     check("UPDATE (copy-on-write over a file with deletes)");
     wh.sql("INSERT INTO t VALUES (8, TIMESTAMP '2024-01-01 14:00:00', 'a', 80); DELETE FROM t WHERE id = 1");
     check("DELETE after INSERT");
+    wh.sql(
+        "ALTER TABLE t SET TBLPROPERTIES ('write.update.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read');
+         UPDATE t SET n = n * 10 WHERE id = 8",
+    );
+    check("UPDATE (merge-on-read: a delete file and a new data file)");
+    wh.sql(
+        "UPDATE t SET ts = TIMESTAMP '2024-01-02 09:00:00', cat = 'b' WHERE id = 4;
+         CREATE TABLE src (id BIGINT, ts TIMESTAMP(6), cat VARCHAR, n INT);
+         INSERT INTO src VALUES (4, TIMESTAMP '2024-01-02 09:00:00', 'b', 0), (8, TIMESTAMP '2024-01-01 14:00:00', 'a', 1),
+           (9, TIMESTAMP '2024-01-03 12:00:00', 'a', 90);
+         MERGE INTO t USING src s ON t.id = s.id
+         WHEN MATCHED AND s.n = 0 THEN DELETE
+         WHEN MATCHED THEN UPDATE SET n = s.n
+         WHEN NOT MATCHED THEN INSERT (id, ts, cat, n) VALUES (s.id, s.ts, s.cat, s.n)",
+    );
+    check("UPDATE of a partition source and MERGE (merge-on-read)");
     wh.sql("ALTER TABLE t EXECUTE optimize");
     check("optimize");
     assert_time_travel(&python, &wh, "t", &wh.snapshot_ids("t"));

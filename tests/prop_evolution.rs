@@ -50,9 +50,9 @@ enum Op {
     Overwrite(Vec<(u64, Option<i64>)>),
     Optimize,
     Expire,
-    /// `write.delete.mode`: merge-on-read (true) or copy-on-write; the model
-    /// is the same either way.
-    DeleteMode(bool),
+    /// `write.delete.mode`, `write.update.mode` and `write.merge.mode`:
+    /// merge-on-read (true) or copy-on-write; the model is the same either way.
+    RowLevelMode(bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -69,7 +69,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => proptest::collection::vec((any::<u64>(), proptest::option::weighted(0.85, -30i64..30)), 0..6).prop_map(Op::Overwrite),
         1 => Just(Op::Optimize),
         1 => Just(Op::Expire),
-        2 => any::<bool>().prop_map(Op::DeleteMode),
+        2 => any::<bool>().prop_map(Op::RowLevelMode),
     ]
 }
 
@@ -348,7 +348,7 @@ fn run(ops: Vec<Op>, probe: i64) {
                 Op::Optimize => {
                     execute_sql(&ctx, "ALTER TABLE t EXECUTE optimize").await.unwrap();
                 }
-                Op::DeleteMode(merge_on_read) => {
+                Op::RowLevelMode(merge_on_read) => {
                     let mode = if merge_on_read {
                         "merge-on-read"
                     } else {
@@ -356,7 +356,9 @@ fn run(ops: Vec<Op>, probe: i64) {
                     };
                     execute_sql(
                         &ctx,
-                        &format!("ALTER TABLE t SET TBLPROPERTIES ('write.delete.mode' = '{mode}')"),
+                        &format!(
+                            "ALTER TABLE t SET TBLPROPERTIES ('write.delete.mode' = '{mode}', 'write.update.mode' = '{mode}', 'write.merge.mode' = '{mode}')"
+                        ),
                     )
                     .await
                     .unwrap();

@@ -1,7 +1,7 @@
 //! Runs `sql-tests/**/*.slt` (or the files and directories given as
 //! arguments: `cargo test --test sqllogictests -- path/to/x.slt`) against a
 //! local warehouse, the DML suites (`sql-tests/dml/`) once more with tables
-//! that delete merge-on-read, then everything once more against a warehouse
+//! that delete, update and merge merge-on-read, then everything once more against a warehouse
 //! on the S3 test server when one is configured (`HP_S3_ENDPOINT`; required
 //! in CI).
 
@@ -52,7 +52,7 @@ async fn main() -> ExitCode {
             }
         }
     }
-    // The DML suites again, with merge-on-read DELETE.
+    // The DML suites again, with merge-on-read DELETE, UPDATE and MERGE.
     for file in files.iter().filter(|f| f.components().any(|c| c.as_os_str() == "dml")) {
         match run_file_merge_on_read(file).await {
             Ok(()) => {

@@ -62,7 +62,7 @@ fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
         only,
         restricted: t.only.is_some(),
         definition: t.definition.clone(),
-        with_deleted_rows: t.with_deleted_rows,
+        positions: t.positions.is_some(),
     })
 }
 
@@ -81,7 +81,7 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
         .map_err(|e| DataFusionError::Plan(e.to_string()))?
         .schema
         .arrow_schema();
-    Ok(HiddenPartitionsTable {
+    let table = HiddenPartitionsTable {
         table,
         version: Versioned {
             version: node.version,
@@ -99,8 +99,9 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
         }),
         definition: node.definition,
         dml: None,
-        with_deleted_rows: node.with_deleted_rows,
-    })
+        positions: None,
+    };
+    Ok(if node.positions { table.with_positions() } else { table })
 }
 
 impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {

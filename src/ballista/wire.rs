@@ -55,9 +55,9 @@ pub struct TableNode {
     pub restricted: bool,
     #[prost(string, tag = "10")]
     pub definition: String,
-    /// Read deleted rows too (a merge-on-read DELETE numbering rows).
+    /// A positions scan (each row with its data file and position).
     #[prost(bool, tag = "11")]
-    pub with_deleted_rows: bool,
+    pub positions: bool,
 }
 
 /// One selected data file as run-time pruning sees it.

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use datafusion::arrow::compute::{cast, concat_batches, max, min};
+use datafusion::arrow::compute::{cast, concat_batches, min};
 use datafusion::arrow::datatypes::{DataType, Int64Type, Schema as ArrowSchema};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
@@ -130,16 +130,25 @@ pub fn checked_positions(column: &ArrayRef, rows: u64, problem: impl Fn(Option<i
     if pos.null_count() > 0 {
         return Err(Error::Format(problem(None)));
     }
-    let (min, max) = (min(pos), max(pos));
-    if let Some(bad) = min.filter(|p| *p < 0).or(max.filter(|p| *p as u64 >= rows)) {
+    if let Some(bad) = min(pos).filter(|p| *p < 0) {
         return Err(Error::Format(problem(Some(bad))));
     }
-    let mut out: Vec<u64> = pos.values().iter().map(|p| *p as u64).collect();
-    if !out.is_sorted() {
-        out.sort_unstable();
+    sorted_within(pos.values().iter().map(|p| *p as u64).collect(), rows, |p| {
+        problem(Some(p as i64))
+    })
+}
+
+/// `positions` sorted, without duplicates; one at or past `rows` is the
+/// error `problem` describes.
+pub fn sorted_within(mut positions: Vec<u64>, rows: u64, problem: impl Fn(u64) -> String) -> Result<Vec<u64>> {
+    if let Some(bad) = positions.iter().max().filter(|p| **p >= rows) {
+        return Err(Error::Format(problem(*bad)));
     }
-    out.dedup();
-    Ok(out)
+    if !positions.is_sorted() {
+        positions.sort_unstable();
+    }
+    positions.dedup();
+    Ok(positions)
 }
 
 /// Merge sorted position vectors into one (sorted, no duplicates).

@@ -4,6 +4,7 @@
 pub mod dml;
 pub mod field_ids;
 pub mod planning;
+pub mod positions;
 pub mod scan_exec;
 pub mod sink;
 pub mod table_provider;

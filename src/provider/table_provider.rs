@@ -10,13 +10,14 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
-use datafusion::common::{ScalarValue, SchemaExt, Statistics, not_impl_err, project_schema};
+use datafusion::common::{ColumnStatistics, ScalarValue, SchemaExt, Statistics, not_impl_err, project_schema};
 use datafusion::datasource::TableType;
 use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
+use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result;
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::dml::InsertOp;
@@ -27,6 +28,7 @@ use datafusion::physical_plan::empty::EmptyExec;
 use super::dml::DmlIntent;
 use super::field_ids::FieldIdAdapterFactory;
 use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
+use super::positions;
 use super::scan_exec::{HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
@@ -51,9 +53,9 @@ pub struct HiddenPartitionsTable {
     /// DELETE / UPDATE: the statement as written, recorded by the analyzer
     /// rule `optimizer::dml_check` (see `provider::dml`).
     pub(crate) dml: Option<Arc<DmlIntent>>,
-    /// Read deleted rows too (a merge-on-read DELETE numbering the rows of
-    /// a file by position).
-    pub(crate) with_deleted_rows: bool,
+    /// A positions scan: the table's columns, then each row's data file and
+    /// position (see `provider::positions`); this is the whole schema.
+    pub(crate) positions: Option<SchemaRef>,
 }
 
 impl HiddenPartitionsTable {
@@ -71,7 +73,7 @@ impl HiddenPartitionsTable {
             only: None,
             definition,
             dml: None,
-            with_deleted_rows: false,
+            positions: None,
         })
     }
 
@@ -178,11 +180,6 @@ impl HiddenPartitionsTable {
                 c.selected = plan.files.iter().filter(|f| f.spec_id == c.spec_id).count();
             }
         }
-        if self.with_deleted_rows {
-            for f in &mut plan.files {
-                f.deletes = None;
-            }
-        }
         Ok(plan)
     }
 
@@ -204,12 +201,18 @@ impl HiddenPartitionsTable {
         })
     }
 
-    /// This table, reading every row of its files, deleted ones too: row
-    /// `n` of a file is then its position `n`.
-    pub fn with_deleted_rows(&self) -> Self {
-        let mut all = self.clone();
-        all.with_deleted_rows = true;
-        all
+    /// This table with two more columns: each row's data file and its
+    /// position there (see `provider::positions`).
+    pub fn with_positions(&self) -> Self {
+        let mut fields: Vec<_> = self.schema.fields().iter().cloned().collect();
+        fields.push(positions::file_field());
+        fields.push(positions::pos_field());
+        let mut with = self.clone();
+        with.positions = Some(Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+            fields,
+            self.schema.metadata().clone(),
+        )));
+        with
     }
 
     /// This table, reading only `files` (for a statement that rewrites them).
@@ -295,7 +298,7 @@ fn balance(files: &[PlannedFile], n: usize) -> Vec<FileGroup> {
 #[async_trait]
 impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
     fn schema(&self) -> SchemaRef {
-        Arc::clone(&self.schema)
+        Arc::clone(self.positions.as_ref().unwrap_or(&self.schema))
     }
 
     fn table_type(&self) -> TableType {
@@ -330,7 +333,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
             self.table.location.options.clone(),
         ));
         if plan.files.is_empty() {
-            let schema = project_schema(&self.schema, projection)?;
+            let schema = project_schema(&self.schema(), projection)?;
             let empty = Arc::new(EmptyExec::new(schema));
             return Ok(Arc::new(HiddenPartitionsScanExec::new(
                 name,
@@ -378,8 +381,29 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                 }
             }
         }
-        let groups = balance(&plan.files, state.config().target_partitions());
-        let source = Arc::new(ParquetSource::new(Arc::clone(&self.schema)));
+        let mut groups = balance(&plan.files, state.config().target_partitions());
+        let mut table_schema = TableSchema::builder(Arc::clone(&self.schema));
+        if self.positions.is_some() {
+            table_schema = table_schema
+                .with_table_partition_cols(vec![positions::file_field()])
+                .with_virtual_columns(vec![positions::pos_field()]);
+            statistics.column_statistics.push(ColumnStatistics::new_unknown());
+            statistics.column_statistics.push(ColumnStatistics::new_unknown());
+            groups = groups
+                .into_iter()
+                .map(|group| {
+                    group
+                        .into_inner()
+                        .into_iter()
+                        .map(|mut file| {
+                            file.partition_values = vec![positions::file_value(file.object_meta.location.as_ref())];
+                            file
+                        })
+                        .collect()
+                })
+                .collect();
+        }
+        let source = Arc::new(ParquetSource::new(table_schema.build()));
         let config = FileScanConfigBuilder::new(self.table.location.store_url.clone(), source)
             .with_file_groups(groups)
             .with_statistics(statistics)

@@ -19,7 +19,6 @@ use datafusion::execution::SessionState;
 use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::prelude::lit;
-use futures::StreamExt;
 
 use crate::error::Result;
 use crate::expr::all_rows_match;
@@ -30,14 +29,11 @@ use crate::spec::Snapshot;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
-use crate::table::position_deletes::{matching_positions, write_position_deletes};
-use crate::table::properties::{check_v3_modes, deletes_merge_on_read};
+use crate::table::position_deletes::{RowDeletes, matching_positions};
+use crate::table::properties::{DELETE_MODE, check_v3_modes, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Rewritten, as_is, rewrite};
 use crate::table::writer::delete_files;
-
-/// How many position delete files a merge-on-read DELETE uploads at once.
-const DELETE_FILES_IN_FLIGHT: usize = 16;
 
 impl Delete {
     /// The merge-on-read DELETE: files whose partition decides the condition
@@ -51,65 +47,27 @@ impl Delete {
         whole: Vec<PlannedFile>,
         partial: Vec<PlannedFile>,
     ) -> Result<Attempt> {
-        let md = provider.metadata();
-        let location = &self.table.location;
         let condition = conjunction(self.filters.clone()).unwrap_or(lit(true));
-        let mut marked = matching_positions(&self.state, provider, &partial, &condition).await?;
-        if whole.is_empty() && marked.is_empty() {
+        let found = matching_positions(&self.state, provider, &partial, &condition).await?;
+        let deletes = RowDeletes::new(whole, &partial, found);
+        if deletes.is_empty() {
             return Ok(Attempt::nothing(Operation::Delete));
         }
-        // A file none of whose rows would be left leaves the table instead.
-        let mut whole = whole;
-        marked.retain(|(i, positions)| {
-            let f = &partial[*i];
-            if positions.len() as u64 == f.live_rows() {
-                whole.push(f.clone());
-                false
-            } else {
-                true
-            }
-        });
         let mut change = Change::new(Operation::Delete, Some(snapshot))?;
         change.scope = ConflictScope::Matching(predicate);
-        let pending = change.pending.clone();
-        let writes: Vec<_> = marked
-            .iter()
-            .map(|(i, positions)| write_position_deletes(location, &partial[*i], positions, &pending))
-            .collect();
-        // In order, a bounded number at once; every result is kept, so the
-        // files of a failed attempt can all be deleted.
-        let written: Vec<_> = futures::stream::iter(writes)
-            .buffered(DELETE_FILES_IN_FLIGHT)
-            .collect()
-            .await;
-        let mut deletes = Vec::with_capacity(written.len());
-        let mut failed = None;
-        for (w, (i, _)) in written.into_iter().zip(&marked) {
-            match w {
-                Ok(file) => deletes.push((file, partial[*i].manifest)),
-                Err(e) => failed = failed.or(Some(e)),
-            }
-        }
-        let files: Vec<_> = deletes.iter().map(|(f, _)| f.clone()).collect();
-        let built = async {
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            change.remove_files(location, md, snapshot, &whole).await?;
-            change.add_deletes(location, md, snapshot, &deletes).await
-        }
-        .await;
-        if let Err(e) = built {
-            delete_files(location, &files).await;
-            change.discard(location).await;
-            return Err(e);
-        }
-        let count = whole.iter().map(PlannedFile::live_rows).sum::<u64>()
-            + marked.iter().map(|(_, p)| p.len() as u64).sum::<u64>();
+        let written = deletes
+            .apply(
+                &mut change,
+                &self.table.location,
+                provider.metadata(),
+                snapshot,
+                Vec::new(),
+            )
+            .await?;
         Ok(Attempt {
             change,
-            written: files,
-            count,
+            written,
+            count: deletes.rows(),
         })
     }
 }
@@ -160,7 +118,7 @@ impl WriteStatement for Delete {
             dropped: whole,
             ..
         } = self.choose(&provider).await?;
-        if deletes_merge_on_read(md) && !self.table.is_foreign() {
+        if merge_on_read(md, DELETE_MODE) && !self.table.is_foreign() {
             check_v3_modes(md)?;
             return self.merge_on_read(&provider, snapshot, predicate, whole, partial).await;
         }

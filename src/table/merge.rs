@@ -23,9 +23,9 @@
 //!    standard), and so nothing is written. The count is the rows updated,
 //!    deleted or inserted.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Not;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
@@ -42,10 +42,14 @@ use datafusion::prelude::SessionContext;
 
 use crate::error::{Error, Result};
 use crate::provider::HiddenPartitionsTable;
-use crate::provider::planning::source_predicate;
+use crate::provider::planning::{PlannedFile, source_predicate};
+use crate::provider::positions::{FILE, POS, Positions};
+use crate::spec::{Snapshot, TableMetadata};
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
+use crate::table::position_deletes::{RowDeletes, gathered_positions};
+use crate::table::properties::{MERGE_MODE, check_v3_modes, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Post, rewrite};
 use crate::table::writer::delete_files;
@@ -104,11 +108,17 @@ impl WriteStatement for Merge {
         }
         let files: HashSet<_> = plan.read.iter().map(|f| f.path.clone()).collect();
         let schema = provider.arrow_schema();
+        if let Some(snapshot) = snapshot.filter(|_| merge_on_read(md, MERGE_MODE) && !self.table.is_foreign()) {
+            check_v3_modes(md)?;
+            return self
+                .merge_on_read(&provider, snapshot, plan.read, files, key_filter)
+                .await;
+        }
         let rewritten = rewrite(
             &self.state,
             &provider,
             files,
-            |scan| self.shape(scan, &schema),
+            |scan| self.shape(scan, &schema, false),
             post(schema.clone()),
         )
         .await?;
@@ -117,10 +127,7 @@ impl WriteStatement for Merge {
             return Ok(Attempt::nothing(Operation::Merge));
         }
         let mut change = Change::new(Operation::Merge, snapshot)?;
-        change.scope = match &key_filter {
-            Some(f) => ConflictScope::Matching(source_predicate(std::slice::from_ref(f), &md.current_spec()?.schema)),
-            None => ConflictScope::Everything,
-        };
+        change.scope = self.scope(md, &key_filter)?;
         change
             .rewrite_files(&self.table.location, md, snapshot, &plan.read, &rewritten.files)
             .await?;
@@ -133,6 +140,55 @@ impl WriteStatement for Merge {
 }
 
 impl Merge {
+    /// What a concurrent statement may not have changed meanwhile.
+    fn scope(&self, md: &TableMetadata, key_filter: &Option<Expr>) -> Result<ConflictScope> {
+        Ok(match key_filter {
+            Some(f) => ConflictScope::Matching(source_predicate(std::slice::from_ref(f), &md.current_spec()?.schema)),
+            None => ConflictScope::Everything,
+        })
+    }
+
+    /// The merge-on-read MERGE: the rows updated or inserted go to new
+    /// files; the target rows updated or deleted to position delete files.
+    /// Target rows no clause acts on are not read past the join.
+    async fn merge_on_read(
+        &self,
+        provider: &HiddenPartitionsTable,
+        snapshot: &Snapshot,
+        read: Vec<PlannedFile>,
+        files: HashSet<object_store::path::Path>,
+        key_filter: Option<Expr>,
+    ) -> Result<Attempt> {
+        let md = provider.metadata();
+        let schema = provider.arrow_schema();
+        let gathered = Arc::new(Mutex::new(Positions::default()));
+        let rewritten = rewrite(
+            &self.state,
+            &provider.with_positions(),
+            files,
+            |scan| self.shape(scan, &schema, true),
+            post_merge_on_read(schema.fields().len(), Arc::clone(&gathered)),
+        )
+        .await?;
+        let location = &self.table.location;
+        let found = gathered_positions(location, &gathered, &read, &rewritten.files).await?;
+        let deletes = RowDeletes::new(Vec::new(), &read, found);
+        if rewritten.counted == 0 || (deletes.is_empty() && rewritten.files.is_empty()) {
+            delete_files(location, &rewritten.files).await;
+            return Ok(Attempt::nothing(Operation::Merge));
+        }
+        let mut change = Change::new(Operation::Merge, Some(snapshot))?;
+        change.scope = self.scope(md, &key_filter)?;
+        let written = deletes
+            .apply(&mut change, location, md, snapshot, rewritten.files)
+            .await?;
+        Ok(Attempt {
+            change,
+            written,
+            count: rewritten.counted,
+        })
+    }
+
     /// `k IN (distinct source values)` for every `t.k = <source expr>` of `ON`.
     async fn key_filter(&self) -> Result<Option<Expr>> {
         let by_source = self
@@ -217,16 +273,28 @@ impl Merge {
         !refs.is_empty() && refs.iter().all(|c| c.relation.as_ref() == Some(&self.source_alias))
     }
 
-    /// The target files (`scan`) full-outer-joined to the source, each row
-    /// reduced to the table's columns plus the bookkeeping flags.
-    fn shape(&self, scan: LogicalPlanBuilder, schema: &SchemaRef) -> datafusion::error::Result<LogicalPlanBuilder> {
+    /// The target files (`scan`) joined to the source, each row reduced to
+    /// the table's columns plus the bookkeeping flags. Copy-on-write joins
+    /// full outer (every target row is written again) and numbers the
+    /// target rows; merge-on-read (`positions`: `scan` is a positions scan)
+    /// keeps target rows only where a clause may act on them and names
+    /// them by file and position.
+    fn shape(
+        &self,
+        scan: LogicalPlanBuilder,
+        schema: &SchemaRef,
+        positions: bool,
+    ) -> datafusion::error::Result<LogicalPlanBuilder> {
         let t = |name: &str| Expr::Column(Column::new(Some(self.target_alias.clone()), name));
         let unq = |name: &str| Expr::Column(Column::new_unqualified(name));
-        let target = scan
-            .alias(self.target_alias.clone())?
-            .window(vec![datafusion::functions_window::expr_fn::row_number().alias(ROW_ID)])?;
+        let mut target = scan.alias(self.target_alias.clone())?;
         let mut target_columns: Vec<Expr> = schema.fields().iter().map(|f| t(f.name())).collect();
-        target_columns.push(unq(ROW_ID));
+        if positions {
+            target_columns.extend([t(FILE), t(POS)]);
+        } else {
+            target = target.window(vec![datafusion::functions_window::expr_fn::row_number().alias(ROW_ID)])?;
+            target_columns.push(unq(ROW_ID));
+        }
         target_columns.push(lit(true).alias(IN_TARGET));
         let target = target.project(target_columns)?;
         let source = LogicalPlanBuilder::scan(
@@ -238,7 +306,17 @@ impl Merge {
         let mut source_columns: Vec<Expr> = source_schema.columns().into_iter().map(Expr::Column).collect();
         source_columns.push(lit(true).alias(IN_SOURCE));
         let source = source.project(source_columns)?;
-        let joined = target.join_on(source.build()?, JoinType::Full, vec![self.on.clone()])?;
+        let by_source = self
+            .clauses
+            .iter()
+            .any(|c| c.kind == MergeIntoClauseKind::NotMatchedBySource);
+        let inserts = self.clauses.iter().any(|c| c.kind.is_not_matched_by_target());
+        let join = match (positions, by_source, inserts) {
+            (false, _, _) | (true, true, _) => JoinType::Full,
+            (true, false, true) => JoinType::Right,
+            (true, false, false) => JoinType::Inner,
+        };
+        let joined = target.join_on(source.build()?, join, vec![self.on.clone()])?;
         let in_target = unq(IN_TARGET).is_not_null();
         let in_source = unq(IN_SOURCE).is_not_null();
         let matched = in_target.clone().and(in_source.clone());
@@ -319,10 +397,58 @@ impl Merge {
         let dropped = unq(IN_TARGET).is_null().and(action.clone().eq(lit(0i64)));
         out.push(action.not_eq(lit(0i64)).alias(AFFECTED));
         out.push(deleted.or(dropped).not().alias(KEEP));
-        out.push(unq(ROW_ID));
+        if positions {
+            out.extend([unq(FILE), unq(POS)]);
+        } else {
+            out.push(unq(ROW_ID));
+        }
         out.push(matched.alias(BOTH));
         joined.project(out)
     }
+}
+
+/// Merge-on-read: check every target row is matched at most once, count
+/// the rows acted on, gather the positions of the target rows acted on,
+/// and keep the rows acted on that stay (updated or inserted).
+fn post_merge_on_read(width: usize, gathered: Arc<Mutex<Positions>>) -> Post {
+    // Matched target rows seen, by data file path.
+    let mut seen: HashMap<String, HashSet<i64>> = HashMap::new();
+    Box::new(move |batch: RecordBatch| {
+        let affected = batch.column(width).as_boolean();
+        let keep = batch.column(width + 1).as_boolean();
+        let (file, pos) = (width + 2, width + 3);
+        let both = batch.column(width + 4).as_boolean();
+        let both = BooleanArray::from_iter((0..both.len()).map(|i| Some(both.is_valid(i) && both.value(i))));
+        let matched = filter_record_batch(&batch.project(&[file, pos])?, &both)?;
+        if matched.num_rows() > 0 {
+            let mut found = Positions::default();
+            found.add(&matched, 0, 1)?;
+            for (path, positions) in found.into_map() {
+                let seen = seen.entry(path).or_default();
+                if positions.iter().any(|p| !seen.insert(*p as i64)) {
+                    return Err(DataFusionError::External(Box::new(Error::Invalid(
+                        "MERGE: a target row is matched by more than one source row (the SQL standard forbids it); nothing was written".into(),
+                    ))));
+                }
+            }
+        }
+        let acted =
+            BooleanArray::from_iter((0..affected.len()).map(|i| Some(affected.is_valid(i) && affected.value(i))));
+        let in_target = datafusion::arrow::compute::is_not_null(batch.column(file))?;
+        let changed = datafusion::arrow::compute::and(&acted, &in_target)?;
+        let old = filter_record_batch(&batch.project(&[file, pos])?, &changed)?;
+        if old.num_rows() > 0 {
+            gathered
+                .lock()
+                .map_err(|_| DataFusionError::Internal("MERGE: positions lost (a writer panicked)".into()))?
+                .add(&old, 0, 1)?;
+        }
+        let stays = BooleanArray::from_iter((0..keep.len()).map(|i| Some(keep.is_valid(i) && keep.value(i))));
+        let write = datafusion::arrow::compute::and(&acted, &stays)?;
+        let columns: Vec<usize> = (0..width).collect();
+        let rows = filter_record_batch(&batch.project(&columns)?, &write)?;
+        Ok((rows, acted.true_count() as u64))
+    })
 }
 
 /// Check every target row is matched at most once, count the rows acted

@@ -1,19 +1,21 @@
-//! Merge-on-read: find the positions of the rows a condition selects in a
-//! data file, and write them as a position delete file.
+//! Merge-on-read: find the positions of the rows a statement takes out of
+//! data files, write them as position delete files, and make them (with
+//! the statement's new rows) one change ([`RowDeletes`]).
 //!
 //! A position is a row's index in its data file (0-based), which is what
-//! Iceberg position deletes record. The rows of one file are numbered by a
-//! plan that reads that file alone, in one partition, deleted rows included
-//! (`HiddenPartitionsTable::with_deleted_rows`):
+//! Iceberg position deletes record. One plan finds them for all files: a
+//! positions scan (`provider::positions`) of the files, then the condition
+//! (DELETE; UPDATE and MERGE gather them from their own plans the same way):
 //!
 //! ```text
-//! SELECT pos FROM (SELECT *, row_number() OVER () - 1 AS pos FROM <file>) WHERE (cond) IS TRUE
+//! SELECT __hp_file, __hp_pos FROM <files> WHERE (cond) IS TRUE
 //! ```
 //!
-//! The numbering happens before the condition, so whatever the optimizer
-//! does with the condition (a subquery becomes a join) the numbers stay
-//! positions. Positions already deleted are left out, so the statement's
-//! count is of rows that were there.
+//! The positions are the Parquet reader's row numbers, so whatever the
+//! optimizer does with the condition (a subquery becomes a join, a filter
+//! moves into the reader) they stay positions. Rows already deleted are not
+//! read, so they are not deleted twice and the statement counts rows that
+//! were there.
 //!
 //! The delete file is Iceberg's v2 layout, sorted by position, next to its
 //! data file (same partition directory):
@@ -27,106 +29,190 @@
 //! names it, so other engines match the delete file to its data file.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::datasource::provider_as_source;
-use datafusion::execution::{SessionState, SessionStateBuilder};
-use datafusion::logical_expr::{Expr, LogicalPlanBuilder, col, lit};
-use datafusion::physical_plan::collect;
-use futures::{StreamExt, TryStreamExt};
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::{Expr, LogicalPlanBuilder, col};
+use datafusion::physical_plan::execute_stream;
+use futures::StreamExt;
 use object_store::{ObjectStoreExt, PutPayload};
 use parquet::arrow::ArrowWriter;
 
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
-use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, checked_positions};
+use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, sorted_within};
 use crate::provider::HiddenPartitionsTable;
 use crate::provider::planning::PlannedFile;
+use crate::provider::positions::{FILE, POS, Positions};
 use crate::spec::types::PARQUET_FIELD_ID;
+use crate::spec::{Snapshot, TableMetadata};
 use crate::store::TableLocation;
+use crate::table::change::Change;
 use crate::table::pending::Pending;
-
-/// Name of the position column of the numbering plan.
-const POS: &str = "__hp_pos";
-
-/// How many files are numbered at once.
-const FILES_IN_FLIGHT: usize = 4;
+use crate::table::writer::delete_files;
 
 /// The positions of the rows of each of `files` (of `table`) for which
-/// `condition` is true, leaving out rows already deleted; files with none
-/// are left out.
+/// `condition` is true; files with none are left out.
 pub async fn matching_positions(
     state: &SessionState,
     table: &HiddenPartitionsTable,
     files: &[PlannedFile],
     condition: &Expr,
 ) -> Result<Vec<(usize, Vec<u64>)>> {
-    // One partition: row_number() numbers the file's rows in file order.
-    // (Not creating a default catalog: that would replace the session's.)
-    let mut config = state.config().clone().with_create_default_catalog_and_schema(false);
-    config.options_mut().execution.target_partitions = 1;
-    let single = SessionStateBuilder::new_from_existing(state.clone())
-        .with_config(config)
-        .build();
-    let all_rows = table.with_deleted_rows();
-    let numbered: Vec<_> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| new_positions_in(&single, &all_rows, i, f, condition))
-        .collect();
-    let mut out: Vec<(usize, Vec<u64>)> = futures::stream::iter(numbered)
-        .buffer_unordered(FILES_IN_FLIGHT)
-        .try_collect()
-        .await?;
-    out.retain(|(_, p)| !p.is_empty());
-    out.sort_by_key(|(i, _)| *i);
+    let paths: HashSet<_> = files.iter().map(|f| f.path.clone()).collect();
+    let scan = table.with_positions().restricted_to(paths);
+    let plan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(Arc::new(scan)), None)?
+        .filter(condition.clone().is_true())?
+        .project(vec![col(FILE), col(POS)])?
+        .build()?;
+    let physical = state.create_physical_plan(&plan).await?;
+    let mut stream = execute_stream(physical, state.task_ctx())?;
+    let mut gathered = Positions::default();
+    while let Some(batch) = stream.next().await {
+        gathered.add(&batch?, 0, 1)?;
+    }
+    by_planned_file(gathered, files)
+}
+
+/// The positions a statement gathered while writing `written` (its new
+/// rows), matched to `files` as [`by_planned_file`] does; on error the new
+/// files are deleted.
+pub async fn gathered_positions(
+    location: &TableLocation,
+    gathered: &Mutex<Positions>,
+    files: &[PlannedFile],
+    written: &[DataFile],
+) -> Result<Vec<(usize, Vec<u64>)>> {
+    let taken = gathered.lock().map(|mut g| std::mem::take(&mut *g)).ok();
+    let found = match taken {
+        Some(positions) => by_planned_file(positions, files),
+        None => {
+            crate::format_err!("the positions of the changed rows were lost (a writer panicked); nothing was committed")
+        }
+    };
+    if found.is_err() {
+        delete_files(location, written).await;
+    }
+    found
+}
+
+/// Gathered positions matched to `files` (by index), checked against each
+/// file's row count and sorted.
+pub fn by_planned_file(gathered: Positions, files: &[PlannedFile]) -> Result<Vec<(usize, Vec<u64>)>> {
+    let mut by_path = gathered.into_map();
+    let mut out = Vec::with_capacity(by_path.len());
+    for (i, file) in files.iter().enumerate() {
+        let Some(positions) = by_path.remove(file.path.as_ref()) else {
+            continue;
+        };
+        let positions = sorted_within(positions, file.record_count, |p| {
+            format!(
+                "reading data file {} gave row position {p}, but the manifest says it has {} rows; nothing was written",
+                file.path, file.record_count
+            )
+        })?;
+        out.push((i, positions));
+    }
+    if let Some(path) = by_path.keys().next() {
+        return Err(Error::Invalid(format!(
+            "a positions scan returned rows of data file {path}, which the statement did not plan; nothing was written"
+        )));
+    }
     Ok(out)
 }
 
-/// [`positions_in`] less the positions `file` already has deleted.
-async fn new_positions_in(
-    state: &SessionState,
-    table: &HiddenPartitionsTable,
-    index: usize,
-    file: &PlannedFile,
-    condition: &Expr,
-) -> Result<(usize, Vec<u64>)> {
-    let mut positions = positions_in(state, table, file, condition).await?;
-    if let Some(deleted) = &file.deletes {
-        positions.retain(|p| deleted.binary_search(p).is_err());
-    }
-    Ok((index, positions))
+/// How many position delete files a statement uploads at once.
+const DELETE_FILES_IN_FLIGHT: usize = 16;
+
+/// The rows a merge-on-read statement takes out of its base snapshot.
+#[derive(Debug, Default)]
+pub struct RowDeletes {
+    /// Files leaving the table whole (with their delete files).
+    pub whole: Vec<PlannedFile>,
+    /// Files keeping some rows, with the positions of the rows leaving.
+    pub marked: Vec<(PlannedFile, Vec<u64>)>,
 }
 
-async fn positions_in(
-    state: &SessionState,
-    table: &HiddenPartitionsTable,
-    file: &PlannedFile,
-    condition: &Expr,
-) -> Result<Vec<u64>> {
-    let one = table.restricted_to(HashSet::from([file.path.clone()]));
-    let plan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(Arc::new(one)), None)?
-        .window(vec![datafusion::functions_window::expr_fn::row_number().alias(POS)])?
-        .filter(condition.clone().is_true())?
-        .project(vec![col(POS) - lit(1u64)])?
-        .build()?;
-    let physical = state.create_physical_plan(&plan).await?;
-    let batches = collect(physical, state.task_ctx()).await?;
-    let numbered = match batches.first() {
-        Some(first) => concat_batches(&first.schema(), &batches)?,
-        None => return Ok(Vec::new()),
-    };
-    checked_positions(numbered.column(0), file.record_count, |p| {
-        format!(
-            "numbering the rows of data file {} gave position {}, but the manifest says it has {} rows; nothing was written",
-            file.path,
-            p.map_or("NULL".to_string(), |p| p.to_string()),
-            file.record_count
-        )
-    })
+impl RowDeletes {
+    /// `files` marked at the positions found (indexes into `files`, as
+    /// [`matching_positions`] gives them); a file left without rows leaves
+    /// whole instead.
+    pub fn new(mut whole: Vec<PlannedFile>, files: &[PlannedFile], found: Vec<(usize, Vec<u64>)>) -> Self {
+        let mut marked = Vec::with_capacity(found.len());
+        for (i, positions) in found {
+            let file = files[i].clone();
+            if positions.len() as u64 == file.live_rows() {
+                whole.push(file);
+            } else {
+                marked.push((file, positions));
+            }
+        }
+        Self { whole, marked }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.whole.is_empty() && self.marked.is_empty()
+    }
+
+    /// The rows taken out.
+    pub fn rows(&self) -> u64 {
+        self.whole.iter().map(PlannedFile::live_rows).sum::<u64>()
+            + self.marked.iter().map(|(_, p)| p.len() as u64).sum::<u64>()
+    }
+
+    /// Write the delete files and make `change` take the rows out of
+    /// `snapshot` and put `added` (new data files of the current spec) in.
+    /// Gives every file written (to delete if the commit fails); on error,
+    /// they and the change's manifests are deleted already.
+    pub async fn apply(
+        &self,
+        change: &mut Change,
+        location: &TableLocation,
+        md: &TableMetadata,
+        snapshot: &Snapshot,
+        added: Vec<DataFile>,
+    ) -> Result<Vec<DataFile>> {
+        let pending = change.pending.clone();
+        let writes: Vec<_> = self
+            .marked
+            .iter()
+            .map(|(file, positions)| write_position_deletes(location, file, positions, &pending))
+            .collect();
+        // In order, a bounded number at once; every result is kept, so the
+        // files of a failed attempt can all be deleted.
+        let results: Vec<_> = futures::stream::iter(writes)
+            .buffered(DELETE_FILES_IN_FLIGHT)
+            .collect()
+            .await;
+        let mut deletes = Vec::with_capacity(results.len());
+        let mut failed = None;
+        for (result, (file, _)) in results.into_iter().zip(&self.marked) {
+            match result {
+                Ok(written) => deletes.push((written, file.manifest)),
+                Err(e) => failed = failed.or(Some(e)),
+            }
+        }
+        let mut written = added.clone();
+        written.extend(deletes.iter().map(|(f, _)| f.clone()));
+        let built = async {
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            change.remove_files(location, md, snapshot, &self.whole).await?;
+            change.add_deletes(location, md, snapshot, &deletes).await?;
+            change.add_files(location, md.current_spec()?, &added).await
+        }
+        .await;
+        if let Err(e) = built {
+            delete_files(location, &written).await;
+            change.discard(location).await;
+            return Err(e);
+        }
+        Ok(written)
+    }
 }
 
 /// Write the position delete file deleting `positions` (sorted) of data

@@ -14,8 +14,7 @@
 //!
 //! | key | values |
 //! |-----|--------|
-//! | `write.delete.mode` | `copy-on-write` (the default) or `merge-on-read` (DELETE writes position delete files; not on format version 3 tables, whose deletes are deletion vectors) |
-//! | `write.update.mode`, `write.merge.mode` | `copy-on-write` (the default); `merge-on-read` is refused until UPDATE and MERGE write delete files |
+//! | `write.delete.mode`, `write.update.mode`, `write.merge.mode` | `copy-on-write` (the default) or `merge-on-read`: DELETE, UPDATE, MERGE write position delete files (and the new rows) instead of rewriting data files; not on format version 3 tables, whose deletes are deletion vectors |
 //! | `format-version` | `2` or `3`: not stored; `3` upgrades the table (row lineage starts), never down |
 
 use std::collections::BTreeMap;
@@ -32,11 +31,15 @@ pub const ROW_LEVEL_MODES: [&str; 3] = ["write.delete.mode", "write.update.mode"
 
 /// The key of DELETE's mode.
 pub const DELETE_MODE: &str = "write.delete.mode";
+/// The key of UPDATE's mode.
+pub const UPDATE_MODE: &str = "write.update.mode";
+/// The key of MERGE's mode.
+pub const MERGE_MODE: &str = "write.merge.mode";
 
-/// Whether DELETE on `md` writes position delete files instead of
-/// rewriting data files.
-pub fn deletes_merge_on_read(md: &TableMetadata) -> bool {
-    md.properties.get(DELETE_MODE).map(String::as_str) == Some(MERGE_ON_READ)
+/// Whether the statement whose mode is `key` (one of [`ROW_LEVEL_MODES`])
+/// writes position delete files on `md` instead of rewriting data files.
+pub fn merge_on_read(md: &TableMetadata, key: &str) -> bool {
+    md.properties.get(key).map(String::as_str) == Some(MERGE_ON_READ)
 }
 
 const MERGE_ON_READ: &str = "merge-on-read";
@@ -63,11 +66,7 @@ pub fn check_property(key: &str, value: &str) -> Result<()> {
     }
     if ROW_LEVEL_MODES.contains(&key) {
         return match value {
-            "copy-on-write" => Ok(()),
-            MERGE_ON_READ if key == DELETE_MODE => Ok(()),
-            MERGE_ON_READ => invalid!(
-                "table property {key} = 'merge-on-read' is not supported yet: DELETE, UPDATE and MERGE rewrite the files they change ('copy-on-write')"
-            ),
+            "copy-on-write" | MERGE_ON_READ => Ok(()),
             other => invalid!("table property {key} is 'copy-on-write' or 'merge-on-read', not {other:?}"),
         };
     }
@@ -92,9 +91,12 @@ pub fn set_properties(md: &TableMetadata, properties: &BTreeMap<String, String>)
 /// Format version 3 tables take deletion vectors, which this engine does
 /// not write: merge-on-read is refused there.
 pub fn check_v3_modes(md: &TableMetadata) -> Result<()> {
-    if deletes_merge_on_read(md) && crate::spec::iceberg_json::needs_v3(md) {
+    if !crate::spec::iceberg_json::needs_v3(md) {
+        return Ok(());
+    }
+    if let Some(key) = ROW_LEVEL_MODES.iter().find(|key| merge_on_read(md, key)) {
         return invalid!(
-            "table property {DELETE_MODE} = 'merge-on-read' needs position delete files, which Iceberg format version 3 tables do not take (they use deletion vectors, not written by this engine yet); keep 'copy-on-write' on this table"
+            "table property {key} = 'merge-on-read' needs position delete files, which Iceberg format version 3 tables do not take (they use deletion vectors, not written by this engine yet); keep 'copy-on-write' on this table"
         );
     }
     Ok(())
@@ -154,11 +156,13 @@ mod tests {
         assert_eq!(set.properties.get("owner").map(String::as_str), Some("ana"));
         let err = set_properties(&md, &pairs(&[("a", "b"), ("write.update.mode", "sometimes")])).unwrap_err();
         assert!(err.to_string().contains("not \"sometimes\""), "{err}");
-        assert!(set_properties(&md, &pairs(&[("write.merge.mode", "merge-on-read")])).is_err());
         let mor = set_properties(&md, &pairs(&[("write.delete.mode", "merge-on-read")])).unwrap();
-        assert!(deletes_merge_on_read(&mor));
+        assert!(merge_on_read(&mor, DELETE_MODE) && !merge_on_read(&mor, MERGE_MODE));
         let e = set_properties(&mor, &pairs(&[("format-version", "3")])).unwrap_err();
         assert!(e.to_string().contains("deletion vectors"), "{e}");
+        let merges = set_properties(&md, &pairs(&[("write.merge.mode", "merge-on-read")])).unwrap();
+        let e = set_properties(&merges, &pairs(&[("format-version", "3")])).unwrap_err();
+        assert!(e.to_string().contains("write.merge.mode"), "{e}");
     }
 
     #[test]

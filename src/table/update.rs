@@ -1,33 +1,133 @@
-//! `UPDATE t SET c = v, … WHERE …`: copy-on-write on the files that may
-//! hold matching rows.
+//! `UPDATE t SET c = v, … WHERE …` on the files that may hold matching rows.
 //!
-//! Every file planned with the condition is read and written again with
-//! `c = CASE WHEN (cond) IS TRUE THEN v ELSE c END` for each assigned column
-//! (a row whose condition is NULL keeps its values). Rows are written with
+//! | `write.update.mode`        | the files planned with the condition                                   |
+//! |----------------------------|-------------------------------------------------------------------------|
+//! | `copy-on-write` (default)  | read and written again with `c = CASE WHEN (cond) IS TRUE THEN v ELSE c END` |
+//! | `merge-on-read`            | the matching rows are written with their new values to new files, and a position delete file per data file names the old ones (a file whose rows all change leaves whole) |
+//!
+//! A row whose condition is NULL keeps its values. Rows are written with
 //! the current partition spec, so an update of a partition source column
 //! moves the row to its new partition. The count is the rows whose condition
 //! was true. A value that cannot be cast to its column's type is an error
 //! before anything is written.
 
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::can_cast_types;
-use datafusion::common::Column;
+use datafusion::arrow::datatypes::Schema as ArrowSchema;
+use datafusion::common::{Column, DFSchema};
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::utils::conjunction;
-use datafusion::logical_expr::{Expr, ExprSchemable, cast, when};
+use datafusion::logical_expr::{Expr, ExprSchemable, cast, col, when};
 use datafusion::prelude::lit;
 
 use crate::error::{Error, Result};
 use crate::provider::HiddenPartitionsTable;
-use crate::provider::planning::source_predicate;
+use crate::provider::planning::{PlannedFile, source_predicate};
+use crate::provider::positions::{FILE, POS, Positions};
+use crate::spec::Snapshot;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
+use crate::table::position_deletes::{RowDeletes, gathered_positions};
+use crate::table::properties::{UPDATE_MODE, check_v3_modes, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
-use crate::table::rewrite::{MATCHED, count_last_flag, rewrite};
+use crate::table::rewrite::{MATCHED, Post, count_last_flag, rewrite};
 use crate::table::writer::delete_files;
+
+impl Update {
+    /// The columns of `table` after the assignments, read from `input`: each
+    /// assigned column its value (cast to the column's type), only where
+    /// `matched` when given; the others as they are.
+    fn new_values(
+        &self,
+        table: &ArrowSchema,
+        input: &DFSchema,
+        matched: Option<&Expr>,
+    ) -> datafusion::error::Result<Vec<Expr>> {
+        let mut columns = Vec::with_capacity(table.fields().len());
+        for field in table.fields() {
+            let current = Expr::Column(Column::new_unqualified(field.name()));
+            let Some((_, value)) = self.assignments.iter().find(|(n, _)| n == field.name()) else {
+                columns.push(current);
+                continue;
+            };
+            let from = value.get_type(input)?;
+            if !can_cast_types(&from, field.data_type()) {
+                return datafusion::common::plan_err!(
+                    "UPDATE of table {}: column {} is {} but the new value is {from}",
+                    self.table.name,
+                    field.name(),
+                    field.data_type()
+                );
+            }
+            let value = cast(value.clone(), field.data_type().clone());
+            columns.push(match matched {
+                Some(m) => when(m.clone(), value).otherwise(current)?.alias(field.name()),
+                None => value.alias(field.name()),
+            });
+        }
+        Ok(columns)
+    }
+
+    /// The merge-on-read UPDATE: the matching rows of `read` (files of
+    /// `snapshot`) with their new values go to new files; their old
+    /// positions to position delete files.
+    async fn merge_on_read(
+        &self,
+        provider: &HiddenPartitionsTable,
+        snapshot: &Snapshot,
+        read: Vec<PlannedFile>,
+        files: HashSet<object_store::path::Path>,
+        matched: Expr,
+    ) -> Result<Attempt> {
+        let md = provider.metadata();
+        let schema = provider.arrow_schema();
+        let width = schema.fields().len();
+        let gathered = Arc::new(Mutex::new(Positions::default()));
+        let into = Arc::clone(&gathered);
+        let post: Post = Box::new(move |batch: RecordBatch| {
+            into.lock().map_err(|_| poisoned())?.add(&batch, width, width + 1)?;
+            let rows = batch.num_rows() as u64;
+            Ok((batch.project(&(0..width).collect::<Vec<_>>())?, rows))
+        });
+        let rewritten = rewrite(
+            &self.state,
+            &provider.with_positions(),
+            files,
+            |scan| {
+                let mut columns = self.new_values(&schema, scan.schema(), None)?;
+                columns.extend([col(FILE), col(POS)]);
+                scan.filter(matched.clone())?.project(columns)
+            },
+            post,
+        )
+        .await?;
+        let found = gathered_positions(&self.table.location, &gathered, &read, &rewritten.files).await?;
+        let deletes = RowDeletes::new(Vec::new(), &read, found);
+        if deletes.is_empty() {
+            delete_files(&self.table.location, &rewritten.files).await;
+            return Ok(Attempt::nothing(Operation::Update));
+        }
+        let mut change = Change::new(Operation::Update, Some(snapshot))?;
+        change.scope = ConflictScope::Matching(source_predicate(&self.filters, &md.current_spec()?.schema));
+        let written = deletes
+            .apply(&mut change, &self.table.location, md, snapshot, rewritten.files)
+            .await?;
+        Ok(Attempt {
+            change,
+            written,
+            count: rewritten.counted,
+        })
+    }
+}
+
+fn poisoned() -> datafusion::error::DataFusionError {
+    datafusion::error::DataFusionError::Internal("the positions of an UPDATE were lost (a writer panicked)".into())
+}
 
 /// `UPDATE table SET assignments WHERE filters`.
 #[derive(Debug)]
@@ -74,32 +174,18 @@ impl WriteStatement for Update {
         }
         let matched = conjunction(self.filters.clone()).unwrap_or(lit(true)).is_true();
         let files: HashSet<_> = chosen.read.iter().map(|f| f.path.clone()).collect();
-        let table_name = self.table.name.clone();
-        let assignments = self.assignments.clone();
+        if merge_on_read(md, UPDATE_MODE) && !self.table.is_foreign() {
+            check_v3_modes(md)?;
+            return self
+                .merge_on_read(&provider, snapshot, chosen.read, files, matched)
+                .await;
+        }
         let rewritten = rewrite(
             &self.state,
             &provider,
             files,
             |scan| {
-                let input = scan.schema().clone();
-                let mut columns = Vec::with_capacity(schema.fields().len() + 1);
-                for field in schema.fields() {
-                    let current = Expr::Column(Column::new_unqualified(field.name()));
-                    let Some((_, value)) = assignments.iter().find(|(n, _)| n == field.name()) else {
-                        columns.push(current);
-                        continue;
-                    };
-                    let from = value.get_type(&input)?;
-                    if !can_cast_types(&from, field.data_type()) {
-                        return datafusion::common::plan_err!(
-                            "UPDATE of table {table_name}: column {} is {} but the new value is {from}",
-                            field.name(),
-                            field.data_type()
-                        );
-                    }
-                    let value = cast(value.clone(), field.data_type().clone());
-                    columns.push(when(matched.clone(), value).otherwise(current)?.alias(field.name()));
-                }
+                let mut columns = self.new_values(&schema, scan.schema(), Some(&matched))?;
                 columns.push(matched.clone().alias(MATCHED));
                 scan.project(columns)
             },
