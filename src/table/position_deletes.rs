@@ -176,13 +176,24 @@ impl RowDeletes {
         added: Vec<DataFile>,
     ) -> Result<Vec<DataFile>> {
         let pending = change.pending.clone();
-        let writes: Vec<_> = self
-            .marked
-            .iter()
-            .map(|(file, positions)| write_position_deletes(location, file, positions, &pending))
-            .collect();
-        // In order, a bounded number at once; every result is kept, so the
-        // files of a failed attempt can all be deleted.
+        // Each file encoded on a task of its own (all cores), a bounded
+        // number at once, in order; every result is kept, so the files of a
+        // failed attempt can all be deleted.
+        let writes: Vec<_> =
+            self.marked
+                .iter()
+                .map(|(file, positions)| {
+                    let (location, file, positions, pending) =
+                        (location.clone(), file.clone(), positions.clone(), pending.clone());
+                    async move {
+                        let task = tokio::spawn(async move {
+                            write_position_deletes(&location, &file, &positions, &pending).await
+                        });
+                        task.await
+                            .unwrap_or_else(|e| crate::format_err!("writing a position delete file failed: {e}"))
+                    }
+                })
+                .collect();
         let results: Vec<_> = futures::stream::iter(writes)
             .buffered(DELETE_FILES_IN_FLIGHT)
             .collect()
