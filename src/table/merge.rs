@@ -18,10 +18,15 @@
 //! | target only            | `WHEN NOT MATCHED BY SOURCE`   | target row unchanged   |
 //! | source only            | `WHEN NOT MATCHED`             | nothing written        |
 //!
-//! 4. The rows that remain are written as new files; the files read are
-//!    removed. A target row matched by two source rows is an error (SQL
-//!    standard), and so nothing is written. The count is the rows updated,
-//!    deleted or inserted.
+//! 4. Copy-on-write (the default): the rows that remain are written as new
+//!    files; the files read are removed. Merge-on-read (`write.merge.mode`):
+//!    the join is inner (right with `WHEN NOT MATCHED`, full only with `NOT
+//!    MATCHED BY SOURCE`), only the rows updated or inserted are written, and
+//!    the target rows updated or deleted get position deletes (their file
+//!    and position come from a positions scan, `provider::positions`).
+//!
+//! A target row matched by two source rows is an error (SQL standard), and
+//! so nothing is written. The count is the rows updated, deleted or inserted.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Not;
