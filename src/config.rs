@@ -35,6 +35,10 @@ extensions_options! {
         /// Iceberg catalogs' `table-default.*` properties), e.g.
         /// `write.delete.mode=merge-on-read`.
         pub table_defaults: String, default = String::new()
+        /// Join-key pruning (`optimizer::join_keys`): a join's other side
+        /// with at most this many distinct keys prunes the files of our
+        /// table it joins; 0 turns it off.
+        pub join_prune_max_keys: usize, default = 10_000
     }
 }
 

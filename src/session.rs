@@ -36,9 +36,18 @@ pub async fn session_with(warehouse: Warehouse) -> Result<SessionContext> {
     // `12345678901234567.89` is an exact decimal, as in Spark, Trino and DuckDB.
     config.options_mut().sql_parser.parse_float_as_decimal = true;
     let state = with_hidden_partitions(SessionStateBuilder::new().with_config(config).with_default_features()).build();
-    let ctx = SessionContext::new_with_state(state);
+    let ctx = SessionContext::new_with_state(with_join_key_pruning(state));
     ctx.register_warehouse(warehouse).await?;
     Ok(ctx)
+}
+
+/// `state` whose query planner first prunes our tables by join keys
+/// (`optimizer::join_keys`), then plans as before.
+pub fn with_join_key_pruning(state: datafusion::execution::SessionState) -> datafusion::execution::SessionState {
+    let inner = Arc::clone(state.query_planner());
+    SessionStateBuilder::new_from_existing(state)
+        .with_query_planner(Arc::new(crate::optimizer::join_keys::JoinKeyPruningPlanner::new(inner)))
+        .build()
 }
 
 /// A new session on the Iceberg catalog at `url` (`sqlite:PATH`,

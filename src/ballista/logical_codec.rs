@@ -100,6 +100,7 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
         definition: node.definition,
         dml: None,
         positions: None,
+        join_keys: Vec::new(),
     };
     Ok(if node.positions { table.with_positions() } else { table })
 }

@@ -8,6 +8,7 @@
 
 pub mod dml_check;
 pub mod float_literals;
+pub mod join_keys;
 pub mod pruning_rule;
 pub mod variant_order;
 

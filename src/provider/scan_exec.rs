@@ -141,6 +141,31 @@ pub struct HiddenPartitionsScanExec {
     executed: Arc<AtomicBool>,
     /// Show the Parquet scan as this node's child (see [`Self::with_inner_as_child`]).
     inner_as_child: bool,
+    /// Keys a join's other side gave this scan (`optimizer::join_keys`).
+    join_keys: Vec<Arc<JoinKeys>>,
+}
+
+/// What join-key pruning did for a scan: `column IN (keys keys)`, or
+/// nothing when the other side had more than `max` distinct keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinKeys {
+    pub column: String,
+    /// The distinct keys found; `None`: more than `max`, not used.
+    pub keys: Option<usize>,
+    pub max: usize,
+}
+
+impl fmt::Display for JoinKeys {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.keys {
+            Some(n) => write!(f, "{} IN {n} keys from a join", self.column),
+            None => write!(
+                f,
+                "{}: a join's other side has more than {} keys, not pruned",
+                self.column, self.max
+            ),
+        }
+    }
 }
 
 impl HiddenPartitionsScanExec {
@@ -208,7 +233,20 @@ impl HiddenPartitionsScanExec {
             opened,
             executed: Arc::new(AtomicBool::new(false)),
             inner_as_child: false,
+            join_keys: Vec::new(),
         }
+    }
+
+    /// This scan, planned with the keys of a join (shown by EXPLAIN, counted
+    /// in the `join_keys` metric).
+    pub fn with_join_keys(mut self, keys: Vec<Arc<JoinKeys>>) -> Self {
+        if !keys.is_empty() {
+            MetricBuilder::new(&self.metrics)
+                .global_counter("join_keys")
+                .add(keys.iter().map(|k| k.keys.unwrap_or(0)).sum());
+        }
+        self.join_keys = keys;
+        self
     }
 
     /// This scan with the Parquet scan as its child, for a distributed
@@ -280,6 +318,7 @@ impl HiddenPartitionsScanExec {
         );
         node.filters = filters;
         node.inner_as_child = self.inner_as_child;
+        node.join_keys = self.join_keys.clone();
         node
     }
 
@@ -380,6 +419,10 @@ impl DisplayAs for HiddenPartitionsScanExec {
         }
         if !self.filters.is_empty() {
             write!(f, ", runtime_filters={}", self.filters.len())?;
+        }
+        if !self.join_keys.is_empty() {
+            let keys: Vec<String> = self.join_keys.iter().map(|k| k.to_string()).collect();
+            write!(f, ", join_keys=[{}]", keys.join("; "))?;
         }
         if self.inner_as_child {
             return Ok(());

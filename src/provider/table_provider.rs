@@ -29,7 +29,7 @@ use super::dml::DmlIntent;
 use super::field_ids::FieldIdAdapterFactory;
 use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
 use super::positions;
-use super::scan_exec::{HiddenPartitionsScanExec, RuntimeContext, ScanRequests};
+use super::scan_exec::{HiddenPartitionsScanExec, JoinKeys, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
 use crate::spec::TableMetadata;
@@ -56,6 +56,9 @@ pub struct HiddenPartitionsTable {
     /// A positions scan: the table's columns, then each row's data file and
     /// position (see `provider::positions`); this is the whole schema.
     pub(crate) positions: Option<SchemaRef>,
+    /// Join-key pruning: the predicate the keys of a join's other side
+    /// make (added to the scan's filters) and what to report.
+    pub(crate) join_keys: Vec<(Option<Expr>, Arc<JoinKeys>)>,
 }
 
 impl HiddenPartitionsTable {
@@ -74,6 +77,7 @@ impl HiddenPartitionsTable {
             definition,
             dml: None,
             positions: None,
+            join_keys: Vec::new(),
         })
     }
 
@@ -215,6 +219,19 @@ impl HiddenPartitionsTable {
         with
     }
 
+    /// This table, its scans planned with `predicate` (from the keys of a
+    /// join's other side; `None` when there were too many) and reporting
+    /// `keys`.
+    pub fn with_join_keys(&self, predicate: Option<Expr>, keys: JoinKeys) -> Self {
+        let mut with = self.clone();
+        with.join_keys.push((predicate, Arc::new(keys)));
+        with
+    }
+
+    fn reported_keys(&self) -> Vec<Arc<JoinKeys>> {
+        self.join_keys.iter().map(|(_, k)| Arc::clone(k)).collect()
+    }
+
     /// This table, reading only `files` (for a statement that rewrites them).
     pub fn restricted_to(&self, files: HashSet<object_store::path::Path>) -> Self {
         let mut restricted = self.clone();
@@ -318,7 +335,9 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let counts = self.table.location.requests.clone();
         let before = counts.as_ref().map(|c| c.snapshot());
-        let plan = self.plan_files(state, filters).await?;
+        let mut filters = filters.to_vec();
+        filters.extend(self.join_keys.iter().filter_map(|(p, _)| p.clone()));
+        let plan = self.plan_files(state, &filters).await?;
         let requests = counts.zip(before).map(|(counts, before)| ScanRequests {
             planning: counts.snapshot().since(&before),
             counts,
@@ -335,12 +354,9 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         if plan.files.is_empty() {
             let schema = project_schema(&self.schema(), projection)?;
             let empty = Arc::new(EmptyExec::new(schema));
-            return Ok(Arc::new(HiddenPartitionsScanExec::new(
-                name,
-                plan.counts,
-                empty,
-                runtime,
-            )));
+            return Ok(Arc::new(
+                HiddenPartitionsScanExec::new(name, plan.counts, empty, runtime).with_join_keys(self.reported_keys()),
+            ));
         }
         // Deleted positions are exact (unique, within their files), so the
         // row count stays exact; column statistics may count deleted rows.
@@ -413,12 +429,9 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
             .build();
         let format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
         let exec = format.create_physical_plan(state, config).await?;
-        Ok(Arc::new(HiddenPartitionsScanExec::new(
-            name,
-            plan.counts,
-            exec,
-            runtime,
-        )))
+        Ok(Arc::new(
+            HiddenPartitionsScanExec::new(name, plan.counts, exec, runtime).with_join_keys(self.reported_keys()),
+        ))
     }
 
     /// `Exact` when every table spec that has files decides the filter from

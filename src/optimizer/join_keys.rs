@@ -1,0 +1,301 @@
+//! Join-key pruning that needs no shared memory: before a plan runs, the
+//! build side of a join on one of our tables is evaluated for its distinct
+//! join keys, and those keys become a plan-time predicate (`k IN (…)`) on
+//! the table's scan, which prunes files through every spec's transforms.
+//!
+//! Dynamic filters (DataFusion's run-time pruning) need the join and the
+//! scan in one process; Ballista turns them off. This step runs in the
+//! session's query planner instead, so the keys are computed wherever the
+//! session runs its plans (on the cluster with Ballista's planner inside),
+//! and the scan is planned with the files they select.
+//!
+//! | join type              | sides pruned by the other's keys     |
+//! |------------------------|--------------------------------------|
+//! | inner, semi            | both                                 |
+//! | left outer / left anti / left mark | the right side only      |
+//! | right outer / right anti / right mark | the left side only    |
+//! | full outer             | none                                 |
+//!
+//! The join itself still runs: the predicate only drops files whose rows
+//! could not have matched, so answers never change. NULL keys never match
+//! and are not in the list (a join where NULL equals NULL is not used); a
+//! key whose type differs from the column's (the join casts it) and float
+//! keys (NaN, -0.0) are not used. Only the larger side of a join (by row
+//! counts from metadata and statistics) is pruned, by the smaller side's
+//! keys. The build side is computed twice (once for its keys, once by
+//! the join); past `hidden_partitions.join_prune_max_keys` distinct keys
+//! nothing is pruned.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::common::tree_node::TreeNode;
+use datafusion::common::{Column, NullEquality, ScalarValue};
+use datafusion::datasource::{provider_as_source, source_as_provider};
+use datafusion::error::Result;
+use datafusion::execution::SessionState;
+use datafusion::execution::context::QueryPlanner;
+use datafusion::logical_expr::{Expr, JoinType, LogicalPlan, LogicalPlanBuilder, TableScan, col};
+use datafusion::physical_plan::{ExecutionPlan, collect};
+
+use crate::provider::HiddenPartitionsTable;
+use crate::provider::scan_exec::JoinKeys;
+
+/// A query planner that prunes our tables' scans by join keys, then hands
+/// the plan to `inner` (DataFusion's default planner, or Ballista's).
+pub struct JoinKeyPruningPlanner {
+    inner: Arc<dyn QueryPlanner + Send + Sync>,
+}
+
+impl fmt::Debug for JoinKeyPruningPlanner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinKeyPruningPlanner").finish_non_exhaustive()
+    }
+}
+
+impl JoinKeyPruningPlanner {
+    pub fn new(inner: Arc<dyn QueryPlanner + Send + Sync>) -> Self {
+        Self { inner }
+    }
+}
+
+/// One scan that a join's other side may prune.
+struct Candidate {
+    /// Where the scan is: the input indexes from the root to it.
+    path: Vec<usize>,
+    /// The column of the scan the join compares.
+    column: String,
+    /// The join's other side and its key expression.
+    build: LogicalPlan,
+    key: Expr,
+}
+
+#[async_trait]
+impl QueryPlanner for JoinKeyPruningPlanner {
+    async fn create_physical_plan(
+        &self,
+        logical_plan: &LogicalPlan,
+        session_state: &dyn Session,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let max_keys = session_state
+            .config_options()
+            .extensions
+            .get::<crate::config::HiddenPartitionsOptions>()
+            .map_or(0, |o| o.join_prune_max_keys);
+        let mut candidates = Vec::new();
+        let runs = match logical_plan {
+            LogicalPlan::Explain(_) | LogicalPlan::Dml(_) | LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) => false,
+            _ => max_keys > 0,
+        };
+        if runs {
+            find(logical_plan, &mut Vec::new(), &mut candidates);
+        }
+        let mut plan = logical_plan.clone();
+        for candidate in candidates {
+            let keys = self.keys(&candidate, session_state, max_keys).await?;
+            let report = JoinKeys {
+                column: candidate.column.clone(),
+                keys: keys.as_ref().map(Vec::len),
+                max: max_keys,
+            };
+            let predicate = keys.map(|keys| {
+                if keys.is_empty() {
+                    datafusion::prelude::lit(false)
+                } else {
+                    col(Column::new_unqualified(&candidate.column))
+                        .in_list(keys.into_iter().map(datafusion::prelude::lit).collect(), false)
+                }
+            });
+            plan = replace_at(&plan, &candidate.path, &|node| match node {
+                LogicalPlan::TableScan(scan) => {
+                    let Some(ours) = source_as_provider(&scan.source)
+                        .ok()
+                        .and_then(|p| p.downcast_ref::<HiddenPartitionsTable>().cloned())
+                    else {
+                        return Ok(node.clone());
+                    };
+                    let mut scan: TableScan = scan.clone();
+                    scan.source = provider_as_source(Arc::new(ours.with_join_keys(predicate.clone(), report.clone())));
+                    Ok(LogicalPlan::TableScan(scan))
+                }
+                other => Ok(other.clone()),
+            })?;
+        }
+        self.inner.create_physical_plan(&plan, session_state).await
+    }
+}
+
+impl JoinKeyPruningPlanner {
+    /// The distinct non-NULL values of the candidate's build key, or `None`
+    /// when there are more than `max` or their type is not the column's.
+    async fn keys(&self, c: &Candidate, state: &dyn Session, max: usize) -> Result<Option<Vec<ScalarValue>>> {
+        let keys = LogicalPlanBuilder::from(c.build.clone())
+            .project(vec![c.key.clone().alias("__hp_key")])?
+            .filter(col("__hp_key").is_not_null())?
+            .distinct()?
+            .limit(0, Some(max + 1))?
+            .build()?;
+        let optimized = match state.as_any().downcast_ref::<SessionState>() {
+            Some(s) => s.optimize(&keys)?,
+            None => keys,
+        };
+        let physical = self.inner.create_physical_plan(&optimized, state).await?;
+        let batches = collect(physical, state.task_ctx()).await?;
+        let mut values = Vec::new();
+        for b in &batches {
+            for i in 0..b.num_rows() {
+                values.push(ScalarValue::try_from_array(b.column(0), i)?);
+            }
+        }
+        Ok((values.len() <= max).then_some(values))
+    }
+}
+
+/// The candidates of `plan` (at `path` from the root), into `out`.
+fn find(plan: &LogicalPlan, path: &mut Vec<usize>, out: &mut Vec<Candidate>) {
+    // In a join where NULL equals NULL (`IS NOT DISTINCT FROM`) a NULL key
+    // matches: a list of keys cannot say so.
+    if let LogicalPlan::Join(join) = plan
+        && join.null_equality == NullEquality::NullEqualsNothing
+    {
+        let (left_ok, right_ok) = prunable(join.join_type);
+        // Only the larger side is pruned by the smaller one's keys: finding
+        // the keys reads the other side once more.
+        let (left_rows, right_rows) = (estimated_rows(&join.left), estimated_rows(&join.right));
+        let left_ok = left_ok && matches!((left_rows, right_rows), (Some(l), Some(r)) if r < l);
+        let right_ok = right_ok && matches!((left_rows, right_rows), (Some(l), Some(r)) if l < r);
+        for (l, r) in &join.on {
+            let sides = [
+                (left_ok, &join.left, l, &join.right, r, 0),
+                (right_ok, &join.right, r, &join.left, l, 1),
+            ];
+            for (ok, side, key, other, other_key, index) in sides {
+                if !ok {
+                    continue;
+                }
+                let mut at = Vec::new();
+                if let Some(column) = scan_column(side, key, &mut at) {
+                    let mut full = path.clone();
+                    full.push(index);
+                    full.extend(at);
+                    out.push(Candidate {
+                        path: full,
+                        column,
+                        build: other.as_ref().clone(),
+                        key: other_key.clone(),
+                    });
+                }
+            }
+        }
+    }
+    for (i, input) in plan.inputs().into_iter().enumerate() {
+        path.push(i);
+        find(input, path, out);
+        path.pop();
+    }
+}
+
+/// The rows `plan`'s scans read at most: our tables' record counts (from
+/// the snapshot summary), other tables' exact or estimated statistics;
+/// `None` when a scan's count is unknown.
+fn estimated_rows(plan: &LogicalPlan) -> Option<u64> {
+    let mut total = Some(0u64);
+    let _ = plan.apply(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            let rows = source_as_provider(&scan.source).ok().and_then(|p| {
+                if let Some(ours) = p.downcast_ref::<HiddenPartitionsTable>() {
+                    return Some(
+                        ours.snapshot()
+                            .and_then(|s| s.summary.get("total-records"))
+                            .and_then(|v| v.parse::<u64>().ok())
+                            .unwrap_or(0),
+                    );
+                }
+                p.statistics().and_then(|s| s.num_rows.get_value().map(|n| *n as u64))
+            });
+            total = total.zip(rows).map(|(t, r)| t.saturating_add(r));
+        }
+        Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
+    });
+    total
+}
+
+/// `plan` with the node at `path` replaced by `f` of it.
+fn replace_at(
+    plan: &LogicalPlan,
+    path: &[usize],
+    f: &dyn Fn(&LogicalPlan) -> Result<LogicalPlan>,
+) -> Result<LogicalPlan> {
+    let Some((first, rest)) = path.split_first() else {
+        return f(plan);
+    };
+    let inputs = plan
+        .inputs()
+        .into_iter()
+        .enumerate()
+        .map(|(i, input)| {
+            if i == *first {
+                replace_at(input, rest, f)
+            } else {
+                Ok(input.clone())
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    plan.with_new_exprs(plan.expressions(), inputs)
+}
+
+/// Which sides of a join of `kind` may be pruned by the other's keys.
+fn prunable(kind: JoinType) -> (bool, bool) {
+    match kind {
+        JoinType::Inner | JoinType::LeftSemi | JoinType::RightSemi => (true, true),
+        JoinType::Left | JoinType::LeftAnti | JoinType::LeftMark => (false, true),
+        JoinType::Right | JoinType::RightAnti | JoinType::RightMark => (true, false),
+        JoinType::Full => (false, false),
+    }
+}
+
+/// The column of a scan of one of our tables that `key` (an expression
+/// over `side`) is, through filters, aliases and projections that pass the
+/// column on unchanged; `path` gets the input indexes down to the scan.
+fn scan_column(side: &LogicalPlan, key: &Expr, path: &mut Vec<usize>) -> Option<String> {
+    let Expr::Column(c) = key else {
+        return None;
+    };
+    let mut name = c.name.clone();
+    let mut node = side;
+    loop {
+        match node {
+            LogicalPlan::Filter(f) => node = f.input.as_ref(),
+            LogicalPlan::SubqueryAlias(a) => node = a.input.as_ref(),
+            LogicalPlan::Projection(p) => {
+                let i = p.schema.columns().iter().position(|col| col.name == name)?;
+                match &p.expr[i] {
+                    Expr::Column(inner) => name = inner.name.clone(),
+                    Expr::Alias(a) => match a.expr.as_ref() {
+                        Expr::Column(inner) => name = inner.name.clone(),
+                        _ => return None,
+                    },
+                    _ => return None,
+                }
+                node = p.input.as_ref();
+            }
+            LogicalPlan::TableScan(scan) => {
+                let provider = source_as_provider(&scan.source).ok()?;
+                let ours = provider.downcast_ref::<HiddenPartitionsTable>()?;
+                // The join compares the column itself (no cast), so the
+                // other side's key has the column's type. Not floats: NaN
+                // and -0.0 make a list of keys a different test than the
+                // join's equality.
+                let field = ours.arrow_schema().field_with_name(&name).ok()?.clone();
+                if field.data_type().is_floating() {
+                    return None;
+                }
+                return Some(name);
+            }
+            _ => return None,
+        }
+        path.push(0);
+    }
+}
