@@ -143,6 +143,18 @@ async fn a_delete_file_naming_a_data_file_not_in_the_table_is_an_error() {
     );
 }
 
+/// Run `sql` in a session of its own on the warehouse at `path`, starting
+/// over while it loses to a concurrent statement.
+async fn retry(sql: String, path: PathBuf) {
+    let ctx = session(&path).await.unwrap();
+    loop {
+        match execute_sql(&ctx, &sql).await {
+            Ok(_) => return,
+            Err(e) => assert!(e.to_string().contains("conflict"), "{sql}: {e}"),
+        }
+    }
+}
+
 /// Optimize (which rewrites files and so drops their delete files), merge-on-read
 /// DELETEs of disjoint rows and appends, all at once: a DELETE that commits
 /// stays done (an optimize that rewrote its file meanwhile conflicts and starts
@@ -169,15 +181,6 @@ async fn concurrent_optimize_and_merge_on_read_deletes_keep_deleted_rows_deleted
         .await
         .unwrap();
     }
-    let retry = |sql: String, path: PathBuf| async move {
-        let ctx = session(&path).await.unwrap();
-        loop {
-            match execute_sql(&ctx, &sql).await {
-                Ok(_) => return,
-                Err(e) => assert!(e.to_string().contains("conflict"), "{sql}: {e}"),
-            }
-        }
-    };
     let mut tasks = Vec::new();
     // Deleters: ids ≡ k (mod 10) for k in 0..3, one statement per k and round.
     for k in 0..3 {
@@ -250,15 +253,6 @@ async fn concurrent_merge_on_read_updates_merges_and_optimize_change_each_row_on
         .await
         .unwrap();
     }
-    let retry = |sql: String, path: PathBuf| async move {
-        let ctx = session(&path).await.unwrap();
-        loop {
-            match execute_sql(&ctx, &sql).await {
-                Ok(_) => return,
-                Err(e) => assert!(e.to_string().contains("conflict"), "{sql}: {e}"),
-            }
-        }
-    };
     let mut tasks = Vec::new();
     // ids ≡ k (mod 10), k < 3: +1 by two UPDATEs each; k = 3: +10 by a MERGE
     // that also inserts id 1000 + round.

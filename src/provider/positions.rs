@@ -18,11 +18,13 @@
 //! source) carries the two columns along to the rows it keeps.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::compute::min;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Int32Type, Int64Type};
 use datafusion::common::ScalarValue;
+use datafusion::error::{DataFusionError, Result as DFResult};
 use parquet::arrow::RowNumber;
 
 use crate::error::{Error, Result};
@@ -62,7 +64,8 @@ pub struct Positions {
 }
 
 impl Positions {
-    /// Add the positions of the rows of `batch`.
+    /// Add the positions of the rows of `batch`; one map lookup per run of
+    /// rows from the same file.
     pub fn add(&mut self, batch: &RecordBatch, file: usize, pos: usize) -> Result<()> {
         let files = batch.column(file).as_dictionary_opt::<Int32Type>().ok_or_else(|| {
             Error::Invalid(format!(
@@ -70,26 +73,44 @@ impl Positions {
                 batch.column(file).data_type()
             ))
         })?;
-        let names = files.values().as_string::<i32>();
         let positions = batch.column(pos).as_primitive::<Int64Type>();
-        for i in 0..batch.num_rows() {
-            if files.is_null(i) || positions.is_null(i) {
-                return Err(Error::Invalid(format!(
-                    "a row of a positions scan has no {}",
-                    if files.is_null(i) { FILE } else { POS }
-                )));
-            }
-            let name = names.value(files.keys().value(i) as usize);
-            let p = positions.value(i);
-            let p = u64::try_from(p).map_err(|_| Error::Invalid(format!("position {p} in {name} is negative")))?;
+        if files.null_count() > 0 || positions.null_count() > 0 {
+            let missing = if files.null_count() > 0 { FILE } else { POS };
+            return Err(Error::Invalid(format!("a row of a positions scan has no {missing}")));
+        }
+        if let Some(p) = min(positions).filter(|p| *p < 0) {
+            return Err(Error::Invalid(format!(
+                "a positions scan gave the negative position {p}"
+            )));
+        }
+        let names = files.values().as_string::<i32>();
+        let (keys, values) = (files.keys().values(), positions.values());
+        let mut start = 0;
+        while start < keys.len() {
+            let key = keys[start];
+            let end = keys[start..]
+                .iter()
+                .position(|k| *k != key)
+                .map_or(keys.len(), |n| start + n);
+            let name = names.value(key as usize);
+            let run = values[start..end].iter().map(|p| *p as u64);
             match self.by_file.get_mut(name) {
-                Some(v) => v.push(p),
+                Some(v) => v.extend(run),
                 None => {
-                    self.by_file.insert(name.to_string(), vec![p]);
+                    self.by_file.insert(name.to_string(), run.collect());
                 }
             }
+            start = end;
         }
         Ok(())
+    }
+
+    /// [`Self::add`] to positions shared with the statement that reads them.
+    pub fn add_to(shared: &Mutex<Self>, batch: &RecordBatch, file: usize, pos: usize) -> DFResult<()> {
+        let mut positions = shared.lock().map_err(|_| {
+            DataFusionError::Internal("the positions of the changed rows were lost (a writer panicked)".into())
+        })?;
+        Ok(positions.add(batch, file, pos)?)
     }
 
     /// The positions gathered, by data file path, in no order.

@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
-use datafusion::arrow::compute::filter_record_batch;
+use datafusion::arrow::compute::{filter_record_batch, prep_null_mask_filter};
 use datafusion::arrow::datatypes::{SchemaRef, UInt64Type};
 use datafusion::common::{Column, DataFusionError, ScalarValue, TableReference};
 use datafusion::datasource::{MemTable, provider_as_source};
@@ -53,7 +53,7 @@ use crate::spec::{Snapshot, TableMetadata};
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
-use crate::table::position_deletes::{RowDeletes, gathered_positions};
+use crate::table::position_deletes::replacing_rows;
 use crate::table::properties::{MERGE_MODE, check_v3_modes, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Post, rewrite};
@@ -164,7 +164,7 @@ impl Merge {
         files: HashSet<object_store::path::Path>,
         key_filter: Option<Expr>,
     ) -> Result<Attempt> {
-        let md = provider.metadata();
+        let scope = self.scope(provider.metadata(), &key_filter)?;
         let schema = provider.arrow_schema();
         let gathered = Arc::new(Mutex::new(Positions::default()));
         let rewritten = rewrite(
@@ -175,23 +175,7 @@ impl Merge {
             post_merge_on_read(schema.fields().len(), Arc::clone(&gathered)),
         )
         .await?;
-        let location = &self.table.location;
-        let found = gathered_positions(location, &gathered, &read, &rewritten.files).await?;
-        let deletes = RowDeletes::new(Vec::new(), &read, found);
-        if rewritten.counted == 0 || (deletes.is_empty() && rewritten.files.is_empty()) {
-            delete_files(location, &rewritten.files).await;
-            return Ok(Attempt::nothing(Operation::Merge));
-        }
-        let mut change = Change::new(Operation::Merge, Some(snapshot))?;
-        change.scope = self.scope(md, &key_filter)?;
-        let written = deletes
-            .apply(&mut change, location, md, snapshot, rewritten.files)
-            .await?;
-        Ok(Attempt {
-            change,
-            written,
-            count: rewritten.counted,
-        })
+        replacing_rows(provider, snapshot, Operation::Merge, scope, &read, &gathered, rewritten).await
     }
 
     /// `k IN (distinct source values)` for every `t.k = <source expr>` of `ON`.
@@ -412,6 +396,14 @@ impl Merge {
     }
 }
 
+/// `flags` with NULL as false (a filter mask).
+fn nulls_false(flags: &BooleanArray) -> BooleanArray {
+    match flags.nulls() {
+        Some(_) => prep_null_mask_filter(flags),
+        None => flags.clone(),
+    }
+}
+
 /// Merge-on-read: check every target row is matched at most once, count
 /// the rows acted on, gather the positions of the target rows acted on,
 /// and keep the rows acted on that stay (updated or inserted).
@@ -422,8 +414,7 @@ fn post_merge_on_read(width: usize, gathered: Arc<Mutex<Positions>>) -> Post {
         let affected = batch.column(width).as_boolean();
         let keep = batch.column(width + 1).as_boolean();
         let (file, pos) = (width + 2, width + 3);
-        let both = batch.column(width + 4).as_boolean();
-        let both = BooleanArray::from_iter((0..both.len()).map(|i| Some(both.is_valid(i) && both.value(i))));
+        let both = nulls_false(batch.column(width + 4).as_boolean());
         let matched = filter_record_batch(&batch.project(&[file, pos])?, &both)?;
         if matched.num_rows() > 0 {
             let mut found = Positions::default();
@@ -437,18 +428,14 @@ fn post_merge_on_read(width: usize, gathered: Arc<Mutex<Positions>>) -> Post {
                 }
             }
         }
-        let acted =
-            BooleanArray::from_iter((0..affected.len()).map(|i| Some(affected.is_valid(i) && affected.value(i))));
+        let acted = nulls_false(affected);
         let in_target = datafusion::arrow::compute::is_not_null(batch.column(file))?;
         let changed = datafusion::arrow::compute::and(&acted, &in_target)?;
         let old = filter_record_batch(&batch.project(&[file, pos])?, &changed)?;
         if old.num_rows() > 0 {
-            gathered
-                .lock()
-                .map_err(|_| DataFusionError::Internal("MERGE: positions lost (a writer panicked)".into()))?
-                .add(&old, 0, 1)?;
+            Positions::add_to(&gathered, &old, 0, 1)?;
         }
-        let stays = BooleanArray::from_iter((0..keep.len()).map(|i| Some(keep.is_valid(i) && keep.value(i))));
+        let stays = nulls_false(keep);
         let write = datafusion::arrow::compute::and(&acted, &stays)?;
         let columns: Vec<usize> = (0..width).collect();
         let rows = filter_record_batch(&batch.project(&columns)?, &write)?;

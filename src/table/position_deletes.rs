@@ -50,8 +50,10 @@ use crate::provider::positions::{FILE, POS, Positions};
 use crate::spec::types::PARQUET_FIELD_ID;
 use crate::spec::{Snapshot, TableMetadata};
 use crate::store::TableLocation;
-use crate::table::change::Change;
+use crate::table::change::{Change, ConflictScope, Operation};
 use crate::table::pending::Pending;
+use crate::table::retry::Attempt;
+use crate::table::rewrite::Rewritten;
 use crate::table::writer::delete_files;
 
 /// The positions of the rows of each of `files` (of `table`) for which
@@ -77,10 +79,42 @@ pub async fn matching_positions(
     by_planned_file(gathered, files)
 }
 
+/// The attempt of a merge-on-read UPDATE or MERGE on `snapshot`:
+/// `rewritten` holds its new rows, `gathered` the positions (in `read`) of
+/// the rows it replaced or deleted. Nothing to commit when it acted on no
+/// row; on error, what it wrote is deleted.
+pub async fn replacing_rows(
+    provider: &HiddenPartitionsTable,
+    snapshot: &Snapshot,
+    operation: Operation,
+    scope: ConflictScope,
+    read: &[PlannedFile],
+    gathered: &Mutex<Positions>,
+    rewritten: Rewritten,
+) -> Result<Attempt> {
+    let location = &provider.table().location;
+    let found = gathered_positions(location, gathered, read, &rewritten.files).await?;
+    let deletes = RowDeletes::new(Vec::new(), read, found);
+    if rewritten.counted == 0 || (deletes.is_empty() && rewritten.files.is_empty()) {
+        delete_files(location, &rewritten.files).await;
+        return Ok(Attempt::nothing(operation));
+    }
+    let mut change = Change::new(operation, Some(snapshot))?;
+    change.scope = scope;
+    let written = deletes
+        .apply(&mut change, location, provider.metadata(), snapshot, rewritten.files)
+        .await?;
+    Ok(Attempt {
+        change,
+        written,
+        count: rewritten.counted,
+    })
+}
+
 /// The positions a statement gathered while writing `written` (its new
 /// rows), matched to `files` as [`by_planned_file`] does; on error the new
 /// files are deleted.
-pub async fn gathered_positions(
+async fn gathered_positions(
     location: &TableLocation,
     gathered: &Mutex<Positions>,
     files: &[PlannedFile],

@@ -32,7 +32,7 @@ use crate::spec::Snapshot;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
-use crate::table::position_deletes::{RowDeletes, gathered_positions};
+use crate::table::position_deletes::replacing_rows;
 use crate::table::properties::{UPDATE_MODE, check_v3_modes, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{MATCHED, Post, count_last_flag, rewrite};
@@ -85,12 +85,13 @@ impl Update {
         matched: Expr,
     ) -> Result<Attempt> {
         let md = provider.metadata();
+        let scope = ConflictScope::Matching(source_predicate(&self.filters, &md.current_spec()?.schema));
         let schema = provider.arrow_schema();
         let width = schema.fields().len();
         let gathered = Arc::new(Mutex::new(Positions::default()));
         let into = Arc::clone(&gathered);
         let post: Post = Box::new(move |batch: RecordBatch| {
-            into.lock().map_err(|_| poisoned())?.add(&batch, width, width + 1)?;
+            Positions::add_to(&into, &batch, width, width + 1)?;
             let rows = batch.num_rows() as u64;
             Ok((batch.project(&(0..width).collect::<Vec<_>>())?, rows))
         });
@@ -106,27 +107,17 @@ impl Update {
             post,
         )
         .await?;
-        let found = gathered_positions(&self.table.location, &gathered, &read, &rewritten.files).await?;
-        let deletes = RowDeletes::new(Vec::new(), &read, found);
-        if deletes.is_empty() {
-            delete_files(&self.table.location, &rewritten.files).await;
-            return Ok(Attempt::nothing(Operation::Update));
-        }
-        let mut change = Change::new(Operation::Update, Some(snapshot))?;
-        change.scope = ConflictScope::Matching(source_predicate(&self.filters, &md.current_spec()?.schema));
-        let written = deletes
-            .apply(&mut change, &self.table.location, md, snapshot, rewritten.files)
-            .await?;
-        Ok(Attempt {
-            change,
-            written,
-            count: rewritten.counted,
-        })
+        replacing_rows(
+            provider,
+            snapshot,
+            Operation::Update,
+            scope,
+            &read,
+            &gathered,
+            rewritten,
+        )
+        .await
     }
-}
-
-fn poisoned() -> datafusion::error::DataFusionError {
-    datafusion::error::DataFusionError::Internal("the positions of an UPDATE were lost (a writer panicked)".into())
 }
 
 /// `UPDATE table SET assignments WHERE filters`.
