@@ -5,8 +5,9 @@
 //! `fact` is partitioned by `day(ts)` (313 days) and `bucket(32,
 //! customer_id)`. The star join keeps two customers through `dim`; the
 //! scan reads one week. Locally the join prunes `fact` at run time (dynamic
-//! filters); Ballista turns those off, so the local session is also timed
-//! without them. Each executor has two task slots (this machine's cores)
+//! filters) and at planning (join keys, `optimizer::join_keys`); Ballista
+//! turns dynamic filters off, so the local session is timed with each, both
+//! and neither. Each executor has two task slots (this machine's cores)
 //! and prints the files and bytes it read when it stops.
 //!
 //! `cargo bench --features ballista --bench ballista`; under `cargo test` a
@@ -32,27 +33,52 @@ fn one_week(days: u64) -> String {
     format!("SELECT count(*) AS n, sum(amount) AS amount FROM fact WHERE ts >= '{start}' AND ts < '{end}'")
 }
 
-/// The scans of `sql` as planned (`files=S/T`).
+/// The files each scan of `sql` plans (`EXPLAIN FILES`: table, spec, S/T).
 async fn scans(ctx: &SessionContext, sql: &str) -> Vec<String> {
-    hidden_partitions::slt::scan_descriptions(answer(ctx, &format!("EXPLAIN {sql}")).await.lines())
-        .iter()
-        .map(|s| s.trim_start_matches("HiddenPartitionsScan: ").to_string())
+    answer(ctx, &format!("EXPLAIN FILES {sql}"))
+        .await
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| table"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+            format!("{} {}", cells[0], cells[2])
+        })
         .collect()
 }
 
-fn config(executors: usize) -> LocalClusterConfig {
+/// Set both pruning switches of `ctx`.
+async fn pruning(ctx: &SessionContext, dynamic_filters: bool, join_keys: bool) {
+    execute_sql(
+        ctx,
+        &format!(
+            "SET datafusion.optimizer.enable_dynamic_filter_pushdown = {dynamic_filters};
+             SET hidden_partitions.join_prune_max_keys = {}",
+            if join_keys { 10000 } else { 0 }
+        ),
+    )
+    .await
+    .unwrap();
+}
+
+fn config(executors: usize, policy: &str) -> LocalClusterConfig {
     LocalClusterConfig {
         scheduler_bin: env!("CARGO_BIN_EXE_hidden-partitions-scheduler").into(),
         executor_bin: env!("CARGO_BIN_EXE_hidden-partitions-executor").into(),
         executors,
         concurrent_tasks: 2,
-        executor_args: vec![],
+        executor_args: vec!["--task-scheduling-policy".into(), policy.into()],
+        scheduler_args: vec!["--scheduler-policy".into(), policy.into()],
     }
 }
 
-/// A cluster whose executors have all asked the scheduler for work.
+/// A cluster (the binaries' default policy) whose executors have all
+/// registered with the scheduler.
 async fn cluster(executors: usize, dir: &Path) -> LocalCluster {
-    let cluster = LocalCluster::start(&config(executors), dir).expect("a local cluster");
+    started(executors, "push-staged", dir).await
+}
+
+async fn started(executors: usize, policy: &str, dir: &Path) -> LocalCluster {
+    let cluster = LocalCluster::start(&config(executors, policy), dir).expect("a local cluster");
     // Executors poll the scheduler every 100 ms once they serve.
     tokio::time::sleep(Duration::from_secs(2)).await;
     cluster
@@ -66,6 +92,44 @@ async fn split(executors: usize, warehouse: &Path, dir: &Path, sql: &str, expect
         .expect("a client of the cluster");
     assert_eq!(answer(&ctx, sql).await, expected, "the cluster's answer");
     cluster.stop().expect("the executors stop and report")
+}
+
+/// Where one run of `sql` on a Ballista client spends its time, in ms:
+/// planning in the client (with a join's keys job), the job queued on the
+/// scheduler (planned into stages), the job running (its stages on the
+/// executors), and the whole run as the client sees it (Ballista's
+/// `DistributedQueryExec` metrics give the middle two).
+async fn job_times(ctx: &SessionContext, sql: &str) -> [f64; 4] {
+    let start = Instant::now();
+    let plan = ctx.sql(sql).await.unwrap().create_physical_plan().await.unwrap();
+    let planned = start.elapsed().as_secs_f64() * 1e3;
+    datafusion::physical_plan::collect(std::sync::Arc::clone(&plan), ctx.task_ctx())
+        .await
+        .unwrap();
+    let total = start.elapsed().as_secs_f64() * 1e3;
+    let metric = |name: &str| {
+        let mut value = None;
+        let mut stack = vec![std::sync::Arc::clone(&plan)];
+        while let Some(node) = stack.pop() {
+            if let Some(v) = node.metrics().and_then(|m| m.sum_by_name(name)) {
+                value = Some(v.as_usize() as f64);
+                break;
+            }
+            stack.extend(node.children().into_iter().cloned());
+        }
+        value.unwrap_or(f64::NAN)
+    };
+    [
+        planned,
+        metric("job_scheduling_in_ms"),
+        metric("job_execution_time_ms"),
+        total,
+    ]
+}
+
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -110,28 +174,33 @@ async fn main() {
     println!("fact loaded in {:.1} s:\n{files}", load.as_secs_f64());
 
     let mut table = vec![
-        "| query | local | local, no dynamic filters | Ballista, 1 executor | Ballista, 2 executors |".to_string(),
-        "|---|---|---|---|---|".to_string(),
+        "| query | local | local, dynamic filters only | local, join keys only | local, neither | Ballista, 1 executor | Ballista, 2 executors |".to_string(),
+        "|---|---|---|---|---|---|---|".to_string(),
     ];
     let mut splits = vec![
-        "| query | files planned (`files=S/T`) | executors | files read per executor | MiB read per executor | GET requests per executor |".to_string(),
+        "| query | files planned (`EXPLAIN FILES`) | executors | files read per executor | MiB read per executor | GET requests per executor |".to_string(),
         "|---|---|---|---|---|---|".to_string(),
     ];
+    let mut speedups = Vec::new();
     let one_week = one_week(days);
     for (name, sql) in [("star join", STAR_JOIN), ("one-week scan", one_week.as_str())] {
         let planned = scans(&local, sql).await.join("; ");
-        execute_sql(&local, "SET datafusion.optimizer.enable_dynamic_filter_pushdown = true")
-            .await
-            .unwrap();
-        let (on, expected) = time(&local, sql, iterations).await;
-        execute_sql(
-            &local,
-            "SET datafusion.optimizer.enable_dynamic_filter_pushdown = false",
-        )
-        .await
-        .unwrap();
-        let (off, without) = time(&local, sql, iterations).await;
-        assert_eq!(without, expected, "{name}: same answer without dynamic filters");
+        let mut local_times = Vec::new();
+        let mut expected = String::new();
+        for (dynamic_filters, join_keys) in [(true, true), (true, false), (false, true), (false, false)] {
+            pruning(&local, dynamic_filters, join_keys).await;
+            let (elapsed, answer) = time(&local, sql, iterations).await;
+            if expected.is_empty() {
+                expected = answer;
+            } else {
+                assert_eq!(
+                    answer, expected,
+                    "{name}: same answer with dynamic filters {dynamic_filters}, join keys {join_keys}"
+                );
+            }
+            local_times.push(elapsed);
+        }
+        pruning(&local, true, true).await;
 
         let mut cluster_times = Vec::new();
         for executors in [1, 2] {
@@ -156,18 +225,74 @@ async fn main() {
             ));
         }
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let base = ms(local_times[0]);
+        let cell = |d: Duration| format!("{:.0} ms ({:.2})", ms(d), ms(d) / base);
         table.push(format!(
-            "| {name} | {:.0} ms (1.00) | {:.0} ms ({:.2}) | {:.0} ms ({:.2}) | {:.0} ms ({:.2}) |",
-            ms(on),
-            ms(off),
-            ms(off) / ms(on),
-            ms(cluster_times[0]),
-            ms(cluster_times[0]) / ms(on),
-            ms(cluster_times[1]),
-            ms(cluster_times[1]) / ms(on),
+            "| {name} | {} | {} | {} | {} | {} | {} |",
+            cell(local_times[0]),
+            cell(local_times[1]),
+            cell(local_times[2]),
+            cell(local_times[3]),
+            cell(cluster_times[0]),
+            cell(cluster_times[1]),
         ));
+        // How much of the dynamic filters' speed-up the join keys give alone.
+        let neither = ms(local_times[3]);
+        if sql == STAR_JOIN {
+            speedups.push(format!(
+                "{name}: dynamic filters alone save {:.0} ms, join keys alone {:.0} ms ({:.0} %)",
+                neither - ms(local_times[1]),
+                neither - ms(local_times[2]),
+                100.0 * (neither - ms(local_times[2])) / (neither - ms(local_times[1])).max(1e-9),
+            ));
+        }
         println!("{name}: {expected}");
     }
-    println!("median of {iterations} runs after a warm-up; (ratio to the local session with dynamic filters)\n");
-    println!("{}\n\n{}", table.join("\n"), splits.join("\n"));
+    // Where a job's time goes on 2 executors, with each scheduling policy.
+    let mut overhead = vec![
+        "| query | policy | client planning | queued (scheduler plans stages) | running (stages on executors) | whole run |".to_string(),
+        "|---|---|---|---|---|---|".to_string(),
+    ];
+    let tiny = "SELECT count(*) AS n FROM dim";
+    for policy in ["pull-staged", "push-staged"] {
+        let cluster = started(2, policy, &dir.path().join(format!("overhead-{policy}"))).await;
+        let ctx = remote(cluster.url(), Warehouse::local(&warehouse).unwrap())
+            .await
+            .expect("a client of the cluster");
+        for (name, sql) in [
+            ("one-file count", tiny),
+            ("one-week scan", one_week.as_str()),
+            ("star join", STAR_JOIN),
+        ] {
+            let _ = job_times(&ctx, sql).await;
+            let runs: Vec<[f64; 4]> = {
+                let mut runs = Vec::new();
+                for _ in 0..iterations {
+                    runs.push(job_times(&ctx, sql).await);
+                }
+                runs
+            };
+            let part = |i: usize| median(runs.iter().map(|r| r[i]).collect());
+            overhead.push(format!(
+                "| {name} | {policy} | {:.0} ms | {:.0} ms | {:.0} ms | {:.0} ms |",
+                part(0),
+                part(1),
+                part(2),
+                part(3)
+            ));
+        }
+        drop(ctx);
+        cluster.stop().expect("the cluster stops");
+    }
+
+    println!(
+        "median of {iterations} runs after a warm-up; (ratio to the local session with both dynamic filters and join keys, the default)\n"
+    );
+    println!(
+        "{}\n\n{}\n\n{}\n\n{}",
+        table.join("\n"),
+        splits.join("\n"),
+        speedups.join("\n"),
+        overhead.join("\n")
+    );
 }

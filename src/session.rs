@@ -44,10 +44,16 @@ pub async fn session_with(warehouse: Warehouse) -> Result<SessionContext> {
 /// `state` whose query planner first prunes our tables by join keys
 /// (`optimizer::join_keys`), then plans as before.
 pub fn with_join_key_pruning(state: datafusion::execution::SessionState) -> datafusion::execution::SessionState {
+    use crate::optimizer::join_keys::{Installed, JoinKeyPruningPlanner, installed};
+    if installed(&state) {
+        return state;
+    }
     let inner = Arc::clone(state.query_planner());
-    SessionStateBuilder::new_from_existing(state)
-        .with_query_planner(Arc::new(crate::optimizer::join_keys::JoinKeyPruningPlanner::new(inner)))
-        .build()
+    let mut state = SessionStateBuilder::new_from_existing(state)
+        .with_query_planner(Arc::new(JoinKeyPruningPlanner::new(inner)))
+        .build();
+    state.config_mut().set_extension(Arc::new(Installed));
+    state
 }
 
 /// A new session on the Iceberg catalog at `url` (`sqlite:PATH`,

@@ -296,7 +296,7 @@ pub fn scan_descriptions<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<St
         let mut rest = line;
         while let Some(i) = rest.find(START) {
             let scan = &rest[i..];
-            let end = [", runtime_filters=", ", parquet:", ", metrics="]
+            let end = [", runtime_filters=", ", join_keys=", ", parquet:", ", metrics="]
                 .iter()
                 .filter_map(|m| scan.find(m))
                 .min()

@@ -333,6 +333,41 @@ async fn dynamic_filters_skip_whole_manifests() {
 }
 
 #[tokio::test]
+async fn explain_analyze_shows_the_keys_of_a_join() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path()).await.unwrap();
+    execute_sql(
+        &ctx,
+        "SET datafusion.optimizer.enable_dynamic_filter_pushdown = false;
+         CREATE TABLE f (customer BIGINT, v BIGINT) PARTITIONED BY (customer);
+         INSERT INTO f SELECT value % 30, value FROM generate_series(1, 300) AS t(value);
+         CREATE TABLE k (customer BIGINT); INSERT INTO k VALUES (12), (15), (NULL)",
+    )
+    .await
+    .unwrap();
+    let sql = "SELECT sum(f.v) FROM f JOIN k ON f.customer = k.customer";
+    let plan = text(&ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
+    assert!(
+        plan.contains("table=f, files=2/30, join_keys=[customer IN 2 keys from a join]")
+            && plan.contains("files_opened=2"),
+        "{plan}"
+    );
+    assert!(plan.contains("join_keys=2"), "the scan's metric: {plan}");
+    // Past the limit: not pruned, and said so.
+    execute_sql(&ctx, "SET hidden_partitions.join_prune_max_keys = 1")
+        .await
+        .unwrap();
+    let plan = text(&ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
+    assert!(
+        plan.contains("files=30/30")
+            && plan.contains("join_keys=[customer: a join's other side has more than 1 keys, not pruned]"),
+        "{plan}"
+    );
+    // customers 12 and 15: v = 12, 42, …, 282 and 15, 45, …, 285
+    assert_eq!(count(&ctx, sql).await, 1470 + 1500);
+}
+
+#[tokio::test]
 async fn insert_under_a_small_memory_limit_keeps_every_row() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = session(dir.path()).await.unwrap();

@@ -60,8 +60,10 @@ pub struct SchedulerArgs {
     /// Host name executors and clients reach this scheduler by.
     #[arg(long, default_value = "localhost")]
     pub external_host: String,
-    /// `pull-staged` or `push-staged`; executors must use the same.
-    #[arg(long, default_value = "pull-staged")]
+    /// `push-staged` (the scheduler hands tasks to executors as slots free
+    /// up) or `pull-staged` (executors ask for work on a timer, about half a
+    /// second more per job: BENCHMARKS.md); executors must use the same.
+    #[arg(long, default_value = "push-staged")]
     pub scheduler_policy: String,
     /// Object store option for the tables' stores (repeatable), e.g. aws_endpoint=http://….
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]
@@ -97,8 +99,8 @@ pub struct ExecutorArgs {
     /// Directory for shuffle files (default: a temporary one).
     #[arg(long)]
     pub work_dir: Option<String>,
-    /// `pull-staged` or `push-staged`, as the scheduler's.
-    #[arg(long, default_value = "pull-staged")]
+    /// `push-staged` or `pull-staged`, as the scheduler's.
+    #[arg(long, default_value = "push-staged")]
     pub task_scheduling_policy: String,
     /// Object store option for the tables' stores (repeatable).
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]
@@ -233,5 +235,18 @@ mod tests {
         assert_eq!(Executor::parse_from(["e"]).args.bind_host, "127.0.0.1");
         let open = Executor::parse_from(["e", "--bind-host", "0.0.0.0"]);
         assert_eq!(open.args.bind_host, "0.0.0.0");
+    }
+
+    #[test]
+    fn the_scheduler_pushes_tasks_unless_told_otherwise() {
+        assert_eq!(Scheduler::parse_from(["s"]).args.scheduler_policy, "push-staged");
+        assert_eq!(Executor::parse_from(["e"]).args.task_scheduling_policy, "push-staged");
+        assert!(policy("pull-staged").is_ok());
+        assert!(
+            policy("eager")
+                .unwrap_err()
+                .to_string()
+                .contains("not pull-staged or push-staged")
+        );
     }
 }

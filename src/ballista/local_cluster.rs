@@ -121,6 +121,8 @@ pub struct LocalClusterConfig {
     pub concurrent_tasks: usize,
     /// More executor flags, e.g. `--storage-option k=v`.
     pub executor_args: Vec<String>,
+    /// More scheduler flags, e.g. `--scheduler-policy push-staged`.
+    pub scheduler_args: Vec<String>,
 }
 
 /// A scheduler and executors running as child processes.
@@ -138,6 +140,7 @@ impl LocalCluster {
         let owned = |args: &[&str]| args.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let mut args = owned(&["--bind-host", "127.0.0.1", "--external-host", "127.0.0.1"]);
         args.extend(["--bind-port".to_string(), port.to_string()]);
+        args.extend(config.scheduler_args.iter().cloned());
         let scheduler = Process::start(
             &config.scheduler_bin,
             &args,

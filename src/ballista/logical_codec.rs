@@ -4,7 +4,8 @@
 //! A [`HiddenPartitionsTable`] is sent as its location, the storage options
 //! it was opened with, and its metadata at the version the client planned
 //! with, so the scheduler plans exactly the snapshot the client saw and
-//! reads no metadata file to do it. Everything else goes to Ballista's own
+//! reads no metadata file to do it; the keys of a join that prune its
+//! scans travel with it. Everything else goes to Ballista's own
 //! codec. Iceberg and Delta tables are refused by name: they do not run on
 //! a cluster yet.
 
@@ -21,8 +22,9 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 
 use super::functions::{aggregate_by_name, scalar_by_name};
 use super::stores::{location_from_wire, location_to_wire};
-use super::wire::{self, TABLE_TAG, TableNode};
+use super::wire::{self, JoinKeysNode, TABLE_TAG, TableNode};
 use crate::provider::HiddenPartitionsTable;
+use crate::provider::scan_exec::JoinKeys;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -63,6 +65,23 @@ fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
         restricted: t.only.is_some(),
         definition: t.definition.clone(),
         positions: t.positions.is_some(),
+        join_keys: t
+            .join_keys()
+            .iter()
+            .map(|k| {
+                Ok(JoinKeysNode {
+                    column: k.column.clone(),
+                    values: k
+                        .values
+                        .iter()
+                        .flatten()
+                        .map(wire::encode_scalar)
+                        .collect::<Result<_>>()?,
+                    found: k.values.is_some(),
+                    max: k.max as u64,
+                })
+            })
+            .collect::<Result<_>>()?,
     })
 }
 
@@ -100,7 +119,22 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
         definition: node.definition,
         dml: None,
         positions: None,
-        join_keys: Vec::new(),
+        join_keys: node
+            .join_keys
+            .iter()
+            .map(|k| {
+                let values = k
+                    .values
+                    .iter()
+                    .map(|v| wire::decode_scalar(v))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Arc::new(JoinKeys {
+                    column: k.column.clone(),
+                    values: k.found.then_some(values),
+                    max: usize::try_from(k.max).unwrap_or(usize::MAX),
+                }))
+            })
+            .collect::<Result<_>>()?,
     };
     Ok(if node.positions { table.with_positions() } else { table })
 }

@@ -17,10 +17,12 @@
 //! the adaptive planner off for that reason.
 //!
 //! What prunes on a cluster: everything decided at planning (filters on
-//! source columns, per table spec) and the static filters the scan keeps
-//! for run time. Dynamic filters (from a hash join's build side or a TopK)
-//! do not cross stage boundaries, and Ballista turns them off; a join does
-//! not prune the fact table's partitions on a cluster.
+//! source columns, per table spec), the static filters the scan keeps for
+//! run time, and the keys of a join's smaller side: the client runs that
+//! side as a job of its own first and sends the plan with the larger
+//! side's scan pruned by its keys (`optimizer::join_keys`; the table
+//! travels with them). Dynamic filters (from a hash join's build side or a
+//! TopK) do not cross stage boundaries, and Ballista turns them off.
 //!
 //! Writes: INSERT (and CTAS) run on the cluster — the final stage is one
 //! task that writes the files and commits once. DELETE, UPDATE, MERGE INTO
@@ -104,6 +106,7 @@ pub async fn standalone(warehouse: Warehouse, parallelism: usize) -> Result<Sess
     let ctx = SessionContext::standalone_with_state(state)
         .await
         .map_err(Error::from)?;
+    let ctx = with_join_key_pruning(ctx);
     ctx.register_warehouse(warehouse).await?;
     Ok(ctx)
 }
@@ -117,8 +120,16 @@ pub async fn remote(url: &str, warehouse: Warehouse) -> Result<SessionContext> {
     let ctx = SessionContext::remote_with_state(url, state)
         .await
         .map_err(|e| Error::Invalid(format!("cannot connect to the Ballista scheduler at {url}: {e}")))?;
+    let ctx = with_join_key_pruning(ctx);
     ctx.register_warehouse(warehouse).await?;
     Ok(ctx)
+}
+
+/// `ctx` (a Ballista client) whose planner first finds the keys of a
+/// join's smaller side with a job on the cluster, then sends the plan with
+/// the larger side's scan pruned by them (`optimizer::join_keys`).
+fn with_join_key_pruning(ctx: SessionContext) -> SessionContext {
+    SessionContext::new_with_state(crate::session::with_join_key_pruning(ctx.state()))
 }
 
 /// The message of an error raised in a task on an executor: Ballista

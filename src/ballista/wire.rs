@@ -3,7 +3,7 @@
 //!
 //! | payload | starts with  | carries                                                                 |
 //! |---------|--------------|-------------------------------------------------------------------------|
-//! | table   | `HPTABLE2`   | name, location (store URL, root, storage options), version, metadata JSON, `as_of` |
+//! | table   | `HPTABLE2`   | name, location (store URL, root, storage options), version, metadata JSON, `as_of`, join keys |
 //! | scan    | `HPSCAN01`   | table name, file counts, the Parquet scan, pushed filters, run-time map  |
 //! | sink    | `HPSINK02`   | the table's name and location, its spec, the overwrite base (INSERT OVERWRITE) |
 //!
@@ -58,6 +58,24 @@ pub struct TableNode {
     /// A positions scan (each row with its data file and position).
     #[prost(bool, tag = "11")]
     pub positions: bool,
+    /// Keys of joins' other sides the scans are planned with.
+    #[prost(message, repeated, tag = "12")]
+    pub join_keys: Vec<JoinKeysNode>,
+}
+
+/// The keys a join's other side gave a table's scans (`optimizer::join_keys`).
+#[derive(Clone, PartialEq, Message)]
+pub struct JoinKeysNode {
+    #[prost(string, tag = "1")]
+    pub column: String,
+    /// Each an encoded `datafusion.ScalarValue`.
+    #[prost(bytes = "vec", repeated, tag = "2")]
+    pub values: Vec<Vec<u8>>,
+    /// False: more than `max` keys, nothing pruned.
+    #[prost(bool, tag = "3")]
+    pub found: bool,
+    #[prost(uint64, tag = "4")]
+    pub max: u64,
 }
 
 /// One selected data file as run-time pruning sees it.
@@ -148,15 +166,14 @@ pub fn decode<M: Message + Default>(tag: &[u8; 8], buf: &[u8], what: &str) -> Op
 
 pub fn encode_scalar(value: &ScalarValue) -> Result<Vec<u8>> {
     let proto = datafusion_proto::protobuf::ScalarValue::try_from(value)
-        .map_err(|e| DataFusionError::Internal(format!("cannot encode partition value {value}: {e}")))?;
+        .map_err(|e| DataFusionError::Internal(format!("cannot encode value {value}: {e}")))?;
     Ok(proto.encode_to_vec())
 }
 
 pub fn decode_scalar(bytes: &[u8]) -> Result<ScalarValue> {
     let proto = datafusion_proto::protobuf::ScalarValue::decode(bytes)
-        .map_err(|e| DataFusionError::Internal(format!("cannot decode a partition value: {e}")))?;
-    ScalarValue::try_from(&proto)
-        .map_err(|e| DataFusionError::Internal(format!("cannot decode a partition value: {e}")))
+        .map_err(|e| DataFusionError::Internal(format!("cannot decode a value: {e}")))?;
+    ScalarValue::try_from(&proto).map_err(|e| DataFusionError::Internal(format!("cannot decode a value: {e}")))
 }
 
 pub fn to_json(what: &str, value: &impl serde::Serialize) -> Result<String> {

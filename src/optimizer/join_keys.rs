@@ -6,8 +6,11 @@
 //! Dynamic filters (DataFusion's run-time pruning) need the join and the
 //! scan in one process; Ballista turns them off. This step runs in the
 //! session's query planner instead, so the keys are computed wherever the
-//! session runs its plans (on the cluster with Ballista's planner inside),
-//! and the scan is planned with the files they select.
+//! session runs its plans (a job on the cluster when Ballista's planner is
+//! inside), and the scan is planned with the files they select (the table
+//! carries the keys to the scheduler). `EXPLAIN FILES` finds the keys the
+//! same way and shows `k/n (column IN n keys from a join)`; `EXPLAIN
+//! ANALYZE` shows `join_keys=[…]` on the scan.
 //!
 //! | join type              | sides pruned by the other's keys     |
 //! |------------------------|--------------------------------------|
@@ -18,12 +21,15 @@
 //!
 //! The join itself still runs: the predicate only drops files whose rows
 //! could not have matched, so answers never change. NULL keys never match
-//! and are not in the list (a join where NULL equals NULL is not used); a
-//! key whose type differs from the column's (the join casts it) and float
-//! keys (NaN, -0.0) are not used. Only the larger side of a join (by row
+//! and are not in the list (a join where NULL equals NULL is not used). The
+//! keys are the values the join compares the column with: a key the join
+//! casts to the column's type (INT keys, BIGINT column) is used as cast; a
+//! join that casts the column (BIGINT column, DOUBLE keys) and float
+//! columns (NaN, -0.0) are not used. Only the larger side of a join (by row
 //! counts from metadata and statistics) is pruned, by the smaller side's
-//! keys. The build side is computed twice (once for its keys, once by
-//! the join); past `hidden_partitions.join_prune_max_keys` distinct keys
+//! keys. The smaller side is computed twice (once for its keys, once by
+//! the join: neither DataFusion nor Ballista can hand a join a side that
+//! already ran); past `hidden_partitions.join_prune_max_keys` distinct keys
 //! nothing is pruned.
 
 use std::fmt;
@@ -32,7 +38,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::catalog::Session;
 use datafusion::common::tree_node::TreeNode;
-use datafusion::common::{Column, NullEquality, ScalarValue};
+use datafusion::common::{NullEquality, ScalarValue};
 use datafusion::datasource::{provider_as_source, source_as_provider};
 use datafusion::error::Result;
 use datafusion::execution::SessionState;
@@ -79,78 +85,96 @@ impl QueryPlanner for JoinKeyPruningPlanner {
         logical_plan: &LogicalPlan,
         session_state: &dyn Session,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let max_keys = session_state
-            .config_options()
-            .extensions
-            .get::<crate::config::HiddenPartitionsOptions>()
-            .map_or(0, |o| o.join_prune_max_keys);
-        let mut candidates = Vec::new();
-        let runs = match logical_plan {
-            LogicalPlan::Explain(_) | LogicalPlan::Dml(_) | LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) => false,
-            _ => max_keys > 0,
-        };
-        if runs {
-            find(logical_plan, &mut Vec::new(), &mut candidates);
-        }
-        let mut plan = logical_plan.clone();
-        for candidate in candidates {
-            let keys = self.keys(&candidate, session_state, max_keys).await?;
-            let report = JoinKeys {
-                column: candidate.column.clone(),
-                keys: keys.as_ref().map(Vec::len),
-                max: max_keys,
-            };
-            let predicate = keys.map(|keys| {
-                if keys.is_empty() {
-                    datafusion::prelude::lit(false)
-                } else {
-                    col(Column::new_unqualified(&candidate.column))
-                        .in_list(keys.into_iter().map(datafusion::prelude::lit).collect(), false)
-                }
-            });
-            plan = replace_at(&plan, &candidate.path, &|node| match node {
-                LogicalPlan::TableScan(scan) => {
-                    let Some(ours) = source_as_provider(&scan.source)
-                        .ok()
-                        .and_then(|p| p.downcast_ref::<HiddenPartitionsTable>().cloned())
-                    else {
-                        return Ok(node.clone());
-                    };
-                    let mut scan: TableScan = scan.clone();
-                    scan.source = provider_as_source(Arc::new(ours.with_join_keys(predicate.clone(), report.clone())));
-                    Ok(LogicalPlan::TableScan(scan))
-                }
-                other => Ok(other.clone()),
-            })?;
-        }
+        let plan = prune(logical_plan, session_state, self.inner.as_ref()).await?;
         self.inner.create_physical_plan(&plan, session_state).await
     }
 }
 
-impl JoinKeyPruningPlanner {
-    /// The distinct non-NULL values of the candidate's build key, or `None`
-    /// when there are more than `max` or their type is not the column's.
-    async fn keys(&self, c: &Candidate, state: &dyn Session, max: usize) -> Result<Option<Vec<ScalarValue>>> {
-        let keys = LogicalPlanBuilder::from(c.build.clone())
-            .project(vec![c.key.clone().alias("__hp_key")])?
-            .filter(col("__hp_key").is_not_null())?
-            .distinct()?
-            .limit(0, Some(max + 1))?
-            .build()?;
-        let optimized = match state.as_any().downcast_ref::<SessionState>() {
-            Some(s) => s.optimize(&keys)?,
-            None => keys,
-        };
-        let physical = self.inner.create_physical_plan(&optimized, state).await?;
-        let batches = collect(physical, state.task_ctx()).await?;
-        let mut values = Vec::new();
-        for b in &batches {
-            for i in 0..b.num_rows() {
-                values.push(ScalarValue::try_from_array(b.column(0), i)?);
-            }
-        }
-        Ok((values.len() <= max).then_some(values))
+/// Marks a session whose query planner prunes by join keys (so that
+/// `EXPLAIN FILES` shows what its queries read).
+#[derive(Debug)]
+pub struct Installed;
+
+/// Whether `state`'s query planner prunes by join keys.
+pub fn installed(state: &SessionState) -> bool {
+    state.config().get_extension::<Installed>().is_some()
+}
+
+/// `plan` with each scan of our tables that a join's other side may prune
+/// planned with that side's keys, found by running it with `planner`
+/// (up to `hidden_partitions.join_prune_max_keys`; 0: `plan` unchanged).
+pub async fn prune(
+    plan: &LogicalPlan,
+    state: &dyn Session,
+    planner: &(dyn QueryPlanner + Send + Sync),
+) -> Result<LogicalPlan> {
+    let max_keys = state
+        .config_options()
+        .extensions
+        .get::<crate::config::HiddenPartitionsOptions>()
+        .map_or(0, |o| o.join_prune_max_keys);
+    // Statements that change tables pick their files themselves; EXPLAIN
+    // shows the plan as written.
+    let query = !matches!(
+        plan,
+        LogicalPlan::Explain(_) | LogicalPlan::Dml(_) | LogicalPlan::Ddl(_) | LogicalPlan::Statement(_)
+    );
+    let mut candidates = Vec::new();
+    if max_keys > 0 && query {
+        find(plan, &mut Vec::new(), &mut candidates);
     }
+    let mut plan = plan.clone();
+    for candidate in candidates {
+        let keys = JoinKeys {
+            column: candidate.column.clone(),
+            values: keys(&candidate, state, planner, max_keys).await?,
+            max: max_keys,
+        };
+        plan = replace_at(&plan, &candidate.path, &|node| match node {
+            LogicalPlan::TableScan(scan) => {
+                let Some(ours) = source_as_provider(&scan.source)
+                    .ok()
+                    .and_then(|p| p.downcast_ref::<HiddenPartitionsTable>().cloned())
+                else {
+                    return Ok(node.clone());
+                };
+                let mut scan: TableScan = scan.clone();
+                scan.source = provider_as_source(Arc::new(ours.with_join_keys(keys.clone())));
+                Ok(LogicalPlan::TableScan(scan))
+            }
+            other => Ok(other.clone()),
+        })?;
+    }
+    Ok(plan)
+}
+
+/// The distinct non-NULL values of the candidate's build key, or `None`
+/// when there are more than `max`.
+async fn keys(
+    c: &Candidate,
+    state: &dyn Session,
+    planner: &(dyn QueryPlanner + Send + Sync),
+    max: usize,
+) -> Result<Option<Vec<ScalarValue>>> {
+    let keys = LogicalPlanBuilder::from(c.build.clone())
+        .project(vec![c.key.clone().alias("__hp_key")])?
+        .filter(col("__hp_key").is_not_null())?
+        .distinct()?
+        .limit(0, Some(max + 1))?
+        .build()?;
+    let optimized = match state.as_any().downcast_ref::<SessionState>() {
+        Some(s) => s.optimize(&keys)?,
+        None => keys,
+    };
+    let physical = planner.create_physical_plan(&optimized, state).await?;
+    let batches = collect(physical, state.task_ctx()).await?;
+    let mut values = Vec::new();
+    for b in &batches {
+        for i in 0..b.num_rows() {
+            values.push(ScalarValue::try_from_array(b.column(0), i)?);
+        }
+    }
+    Ok((values.len() <= max).then_some(values))
 }
 
 /// The candidates of `plan` (at `path` from the root), into `out`.

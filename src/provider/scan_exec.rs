@@ -28,11 +28,12 @@ use std::sync::{Arc, OnceLock};
 use datafusion::arrow::array::{Array, ArrayRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{ScalarValue, Statistics};
+use datafusion::common::{Column, ScalarValue, Statistics};
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfig, FileScanConfigBuilder};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{Expr, col, lit};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr_opt;
 use datafusion::physical_plan::filter_pushdown::{ChildPushdownResult, FilterPushdownPhase, FilterPushdownPropagation};
@@ -145,19 +146,36 @@ pub struct HiddenPartitionsScanExec {
     join_keys: Vec<Arc<JoinKeys>>,
 }
 
-/// What join-key pruning did for a scan: `column IN (keys keys)`, or
-/// nothing when the other side had more than `max` distinct keys.
+/// The keys a join's other side gave a scan (`optimizer::join_keys`):
+/// the scan is planned with `column IN (values)`; `values` is `None` when
+/// the other side had more than `max` distinct keys (nothing pruned).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JoinKeys {
     pub column: String,
-    /// The distinct keys found; `None`: more than `max`, not used.
-    pub keys: Option<usize>,
+    pub values: Option<Vec<ScalarValue>>,
     pub max: usize,
+}
+
+impl JoinKeys {
+    /// The number of keys found, `None` past the limit.
+    pub fn count(&self) -> Option<usize> {
+        self.values.as_ref().map(Vec::len)
+    }
+
+    /// The predicate the scan is planned with (no keys: no row matches).
+    pub fn predicate(&self) -> Option<Expr> {
+        let values = self.values.as_ref()?;
+        Some(if values.is_empty() {
+            lit(false)
+        } else {
+            col(Column::new_unqualified(&self.column)).in_list(values.iter().cloned().map(lit).collect(), false)
+        })
+    }
 }
 
 impl fmt::Display for JoinKeys {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self.keys {
+        match self.count() {
             Some(n) => write!(f, "{} IN {n} keys from a join", self.column),
             None => write!(
                 f,
@@ -243,7 +261,7 @@ impl HiddenPartitionsScanExec {
         if !keys.is_empty() {
             MetricBuilder::new(&self.metrics)
                 .global_counter("join_keys")
-                .add(keys.iter().map(|k| k.keys.unwrap_or(0)).sum());
+                .add(keys.iter().map(|k| k.count().unwrap_or(0)).sum());
         }
         self.join_keys = keys;
         self
@@ -276,6 +294,11 @@ impl HiddenPartitionsScanExec {
     /// Files opened so far, once the scan has run.
     pub fn files_opened(&self) -> Option<usize> {
         self.executed.load(Ordering::Relaxed).then(|| self.opened.value())
+    }
+
+    /// The keys of joins this scan was planned with.
+    pub fn join_keys(&self) -> &[Arc<JoinKeys>] {
+        &self.join_keys
     }
 
     /// The Parquet scan this node drives.
@@ -318,8 +341,7 @@ impl HiddenPartitionsScanExec {
         );
         node.filters = filters;
         node.inner_as_child = self.inner_as_child;
-        node.join_keys = self.join_keys.clone();
-        node
+        node.with_join_keys(self.join_keys.clone())
     }
 
     /// Drop the files that the static (non-dynamic) pushed-down filters rule

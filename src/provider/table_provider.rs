@@ -58,7 +58,7 @@ pub struct HiddenPartitionsTable {
     pub(crate) positions: Option<SchemaRef>,
     /// Join-key pruning: the predicate the keys of a join's other side
     /// make (added to the scan's filters) and what to report.
-    pub(crate) join_keys: Vec<(Option<Expr>, Arc<JoinKeys>)>,
+    pub(crate) join_keys: Vec<Arc<JoinKeys>>,
 }
 
 impl HiddenPartitionsTable {
@@ -219,17 +219,21 @@ impl HiddenPartitionsTable {
         with
     }
 
-    /// This table, its scans planned with `predicate` (from the keys of a
-    /// join's other side; `None` when there were too many) and reporting
-    /// `keys`.
-    pub fn with_join_keys(&self, predicate: Option<Expr>, keys: JoinKeys) -> Self {
+    /// This table, its scans planned with the keys of a join's other side
+    /// (`column IN (values)`; nothing when there were too many).
+    pub fn with_join_keys(&self, keys: JoinKeys) -> Self {
         let mut with = self.clone();
-        with.join_keys.push((predicate, Arc::new(keys)));
+        with.join_keys.push(Arc::new(keys));
         with
     }
 
+    /// The join keys this table's scans are planned with.
+    pub fn join_keys(&self) -> &[Arc<JoinKeys>] {
+        &self.join_keys
+    }
+
     fn reported_keys(&self) -> Vec<Arc<JoinKeys>> {
-        self.join_keys.iter().map(|(_, k)| Arc::clone(k)).collect()
+        self.join_keys.clone()
     }
 
     /// This table, reading only `files` (for a statement that rewrites them).
@@ -336,7 +340,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         let counts = self.table.location.requests.clone();
         let before = counts.as_ref().map(|c| c.snapshot());
         let mut filters = filters.to_vec();
-        filters.extend(self.join_keys.iter().filter_map(|(p, _)| p.clone()));
+        filters.extend(self.join_keys.iter().filter_map(|k| k.predicate()));
         let plan = self.plan_files(state, &filters).await?;
         let requests = counts.zip(before).map(|(counts, before)| ScanRequests {
             planning: counts.snapshot().since(&before),

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::manifest::write_manifest;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::planning::SpecFileCount;
+use crate::provider::scan_exec::JoinKeys;
 use crate::provider::write_exec::WriteExec;
 use crate::table::creation::Creation;
 use crate::table::writer::{delete_files, write_stream};
@@ -210,7 +211,12 @@ async fn explain_files(ctx: &SessionContext, query: &str, analyze: bool) -> Resu
     let local_plan = {
         use datafusion::physical_planner::PhysicalPlanner;
         let state = ctx.state();
-        let logical = state.optimize(df.logical_plan())?;
+        let mut logical = state.optimize(df.logical_plan())?;
+        if !analyze && crate::optimizer::join_keys::installed(&state) {
+            // The files the query reads after its joins' keys prune them
+            // (the keys are found as the query would find them).
+            logical = crate::optimizer::join_keys::prune(&logical, &state, state.query_planner().as_ref()).await?;
+        }
         datafusion::physical_planner::DefaultPhysicalPlanner::default()
             .create_physical_plan(&logical, &state)
             .await?
@@ -244,18 +250,25 @@ async fn explain_files(ctx: &SessionContext, query: &str, analyze: bool) -> Resu
     let mut tables = Vec::new();
     let mut specs = Vec::new();
     let mut files = Vec::new();
-    for (table, counts, opened) in scans {
+    for (table, counts, opened, keys) in scans {
+        // Where a join's keys pruned the scan, which and how many.
+        let from_joins = if keys.is_empty() {
+            String::new()
+        } else {
+            let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+            format!(" ({})", keys.join("; "))
+        };
         if let Some(opened) = opened {
             let total: usize = counts.iter().map(|c| c.total).sum();
             tables.push(table);
             specs.push(None);
-            files.push(format!("{opened}/{total}"));
+            files.push(format!("{opened}/{total}{from_joins}"));
             continue;
         }
         for c in counts.iter().filter(|c| c.total > 0) {
             tables.push(table.clone());
             specs.push(Some(c.spec_id));
-            files.push(format!("{}/{}", c.selected, c.total));
+            files.push(format!("{}/{}{from_joins}", c.selected, c.total));
         }
     }
     let batch = RecordBatch::try_new(
@@ -313,7 +326,7 @@ fn find_write(plan: &Arc<dyn ExecutionPlan>) -> Option<&WriteExec> {
     plan.children().into_iter().find_map(find_write)
 }
 
-type ScanReport = (String, Vec<SpecFileCount>, Option<usize>);
+type ScanReport = (String, Vec<SpecFileCount>, Option<usize>, Vec<Arc<JoinKeys>>);
 
 fn collect_scans(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<ScanReport>) {
     if let Some(scan) = plan.downcast_ref::<HiddenPartitionsScanExec>() {
@@ -321,6 +334,7 @@ fn collect_scans(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<ScanReport>) {
             scan.table().to_string(),
             scan.file_counts().to_vec(),
             scan.files_opened(),
+            scan.join_keys().to_vec(),
         ));
     }
     for child in plan.children() {

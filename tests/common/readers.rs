@@ -252,3 +252,37 @@ pub fn sorted(mut rows: Vec<Value>) -> Vec<Value> {
     rows.sort_by_cached_key(|r| r.to_string());
     rows
 }
+
+/// DuckDB's rows for each of `queries`, run with each of `tables` (name →
+/// table directory or metadata file) as a view over `iceberg_scan`; sorted
+/// as `iceberg_read.py` sorts them.
+pub fn duckdb_rows(python: &Path, tables: &[(&str, String)], queries: &[&str]) -> Vec<Vec<Value>> {
+    let tables: serde_json::Map<String, Value> = tables
+        .iter()
+        .map(|(name, metadata)| (name.to_string(), json!(metadata)))
+        .collect();
+    let reads: Vec<Value> = queries
+        .iter()
+        .map(|sql| json!({ "sql": sql, "tables": tables }))
+        .collect();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let batch = dir.path().join("queries.json");
+    std::fs::write(&batch, serde_json::to_vec(&reads).expect("JSON")).expect("the query list is written");
+    let o = std::process::Command::new(python)
+        .arg(script("iceberg_read.py"))
+        .arg("--batch")
+        .arg(&batch)
+        .output()
+        .expect("the reader python runs");
+    assert!(o.status.success(), "iceberg_read.py failed: {}", text(&o.stderr));
+    let results: Vec<Value> = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("iceberg_read.py printed no JSON ({e}): {}", text(&o.stdout)));
+    results
+        .into_iter()
+        .zip(queries)
+        .map(|(r, sql)| match r.get("rows").and_then(Value::as_array) {
+            Some(rows) => rows.clone(),
+            None => panic!("DuckDB could not run {sql}: {r}"),
+        })
+        .collect()
+}

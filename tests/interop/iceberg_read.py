@@ -20,7 +20,8 @@ Several reads in one process (python and DuckDB start once):
     iceberg_read.py --batch reads.json
 
 where reads.json is a JSON list of {"engine", "metadata", "filter"?, "sql_where"?,
-"snapshot_id"?, "plan_files"?}; prints a JSON list with one result per read, in order: the
+"snapshot_id"?, "plan_files"?}, or of {"sql", "tables"} (a DuckDB query over several tables,
+"tables" mapping each name in the query to its metadata); prints a JSON list with one result per read, in order: the
 object above, or {"error": "<message>"}.  Exit 0 unless the batch file itself is bad.
 
 A table directory is resolved through metadata/version-hint.text by both engines.
@@ -279,10 +280,20 @@ def read_duckdb(read: dict) -> dict:
     return {"rows": render_table(con.execute(sql).fetch_arrow_table())}
 
 
+def query_duckdb(read: dict) -> dict:
+    """Run read["sql"] with each of read["tables"] (name: metadata) as a view over iceberg_scan."""
+    con = duckdb_connection()
+    for name, metadata in read["tables"].items():
+        con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM iceberg_scan({_sql_string(metadata)})')
+    return {"rows": render_table(con.execute(read["sql"]).fetch_arrow_table())}
+
+
 ENGINES = {"pyiceberg": read_pyiceberg, "duckdb": read_duckdb}
 
 
 def run(read: dict) -> dict:
+    if "sql" in read:
+        return query_duckdb(read)
     engine = ENGINES.get(read.get("engine", ""))
     if engine is None:
         raise ValueError(f"unknown engine {read.get('engine')!r}: expected one of {sorted(ENGINES)}")
