@@ -514,12 +514,20 @@ async fn join_key_pruning_gives_duckdbs_rows_locally_and_on_clusters() {
         pruned,
         "scheduler and executor processes"
     );
+    let analyzed = rows(&remote, &format!("EXPLAIN ANALYZE {inner}")).await;
+    assert!(
+        analyzed.contains(&format!(
+            "table=jk_fact, files={kept}/{total}, join_keys=[customer_id IN 3 keys from a join]"
+        )),
+        "the scheduler's plan: {analyzed}"
+    );
     drop(remote);
     let _ = cluster.stop().expect("the cluster stops");
 
-    // On a fresh cluster, the inner join alone: the executors read the
-    // kept fact files, the customers' file (once for the keys, once for the
-    // join), nothing else.
+    // On a fresh cluster, the inner join alone: the executors read at most
+    // the kept fact files and the customers' file (once for the keys, once
+    // for the join; a join task whose customers' partition is empty skips
+    // its fact files).
     let cluster = LocalCluster::start(&cluster_config(2, &[]), &dir.path().join("reads")).expect("a cluster");
     let remote = hidden_partitions::ballista::remote(cluster.url(), open())
         .await
@@ -528,5 +536,8 @@ async fn join_key_pruning_gives_duckdbs_rows_locally_and_on_clusters() {
     drop(remote);
     let reads = cluster.stop().expect("the executors report their reads");
     let read: usize = reads.iter().map(|r| r.files).sum();
-    assert_eq!(read, kept + 2, "files read by the executors: {reads:?}");
+    assert!(
+        read > 2 && read <= kept + 2,
+        "{kept} fact files kept; files read by the executors: {reads:?}"
+    );
 }

@@ -311,9 +311,11 @@ proptest! {
     }
 }
 
-/// Joins: the dimension's keys become a dynamic filter that prunes the fact
-/// table at run time (through identity, bucket and truncate partitions); the
-/// join must return exactly what the same join over a plain table returns.
+/// Joins: the dimension's keys prune the fact table at planning (join
+/// keys: a list, or their range past `join_prune_max_keys`) and at run time
+/// (dynamic filters), through identity, bucket and truncate partitions; every
+/// join type must return exactly what the same join over a plain table
+/// returns, with either kind of pruning alone.
 fn check_join(layout: usize, chunks: Vec<Vec<Row>>, keys: Vec<i64>, strings: Vec<&'static str>, predicate: String) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -328,23 +330,46 @@ fn check_join(layout: usize, chunks: Vec<Vec<Row>>, keys: Vec<i64>, strings: Vec
         execute_sql(&ctx, &format!("CREATE VIEW dim_s AS VALUES {}", strings.join(", "))).await.unwrap();
         let cols = "f.id, CAST(f.ts AS TIMESTAMP(6)) AS ts6, f.s, f.n, f.d, f.x";
         let order = "ORDER BY id, ts6, s, n, d, x";
-        for join in [
-            "JOIN dim_k k ON f.id = k.column1",
-            "JOIN dim_s ds ON f.s = ds.column1",
-            "JOIN dim_k k ON f.id = k.column1 JOIN dim_s ds ON f.s = ds.column1",
-        ] {
-            let q = |fact: &str| format!("SELECT {cols} FROM {fact} f {join} WHERE {predicate} {order}");
+        // (joins after the fact table, conditions before the predicate)
+        let joins = [
+            ("JOIN dim_k k ON f.id = k.column1", ""),
+            ("JOIN dim_s ds ON f.s = ds.column1", ""),
+            ("JOIN dim_k k ON f.id = k.column1 JOIN dim_s ds ON f.s = ds.column1", ""),
+            ("LEFT JOIN dim_k k ON f.id = k.column1", ""),
+            ("RIGHT JOIN dim_s ds ON f.s = ds.column1", ""),
+            ("", "f.id IN (SELECT column1 FROM dim_k) AND "),
+            ("", "NOT EXISTS (SELECT 1 FROM dim_s ds WHERE ds.column1 = f.s) AND "),
+        ];
+        for (join, condition) in joins {
+            let q = |fact: &str| format!("SELECT {cols} FROM {fact} f {join} WHERE {condition}{predicate} {order}");
             // DataFusion 55's sanity check rejects some plain-table join plans whose
             // filter folds to false (SanityCheckPlan on the sort requirement); there
             // is no reference answer then.
             let Some(want) = try_rows_of(&ctx, &q("reference")).await else { continue };
-            let got = rows_of(&ctx, &q("t")).await;
-            assert_eq!(got, want, "layout {:?}, join {join}, predicate {predicate}", JOIN_LAYOUTS[layout]);
-            // TopK on the partition source column, with the same predicate.
-            let topk = |fact: &str| format!("SELECT {cols} FROM {fact} f WHERE {predicate} ORDER BY f.ts DESC NULLS LAST, f.id, f.s, f.n, f.d, f.x LIMIT 3");
-            if let Some(want) = try_rows_of(&ctx, &topk("reference")).await {
-                assert_eq!(rows_of(&ctx, &topk("t")).await, want, "topk {predicate}");
+            for (dynamic_filters, max_keys) in [(true, 10000), (false, 10000), (false, 1), (true, 0)] {
+                execute_sql(
+                    &ctx,
+                    &format!(
+                        "SET datafusion.optimizer.enable_dynamic_filter_pushdown = {dynamic_filters};
+                         SET hidden_partitions.join_prune_max_keys = {max_keys}"
+                    ),
+                )
+                .await
+                .unwrap();
+                let got = rows_of(&ctx, &q("t")).await;
+                assert_eq!(
+                    got, want,
+                    "layout {:?}, join {join} {condition}, predicate {predicate}, dynamic filters {dynamic_filters}, \
+                     join keys up to {max_keys}",
+                    JOIN_LAYOUTS[layout]
+                );
             }
+        }
+        // TopK on the partition source column, with the same predicate.
+        let topk = |fact: &str| format!("SELECT {cols} FROM {fact} f WHERE {predicate} ORDER BY f.ts DESC NULLS LAST, f.id, f.s, f.n, f.d, f.x LIMIT 3");
+        if let Some(want) = try_rows_of(&ctx, &topk("reference")).await {
+            execute_sql(&ctx, "SET datafusion.optimizer.enable_dynamic_filter_pushdown = true").await.unwrap();
+            assert_eq!(rows_of(&ctx, &topk("t")).await, want, "topk {predicate}");
         }
     });
 }

@@ -79,6 +79,12 @@ fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
                         .collect::<Result<_>>()?,
                     found: k.values.is_some(),
                     max: k.max as u64,
+                    low: k.range.as_ref().map(|(low, _)| wire::encode_scalar(low)).transpose()?,
+                    high: k
+                        .range
+                        .as_ref()
+                        .map(|(_, high)| wire::encode_scalar(high))
+                        .transpose()?,
                 })
             })
             .collect::<Result<_>>()?,
@@ -128,9 +134,14 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
                     .iter()
                     .map(|v| wire::decode_scalar(v))
                     .collect::<Result<Vec<_>>>()?;
+                let range = match (&k.low, &k.high) {
+                    (Some(low), Some(high)) => Some((wire::decode_scalar(low)?, wire::decode_scalar(high)?)),
+                    _ => None,
+                };
                 Ok(Arc::new(JoinKeys {
                     column: k.column.clone(),
                     values: k.found.then_some(values),
+                    range,
                     max: usize::try_from(k.max).unwrap_or(usize::MAX),
                 }))
             })

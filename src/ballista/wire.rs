@@ -71,11 +71,16 @@ pub struct JoinKeysNode {
     /// Each an encoded `datafusion.ScalarValue`.
     #[prost(bytes = "vec", repeated, tag = "2")]
     pub values: Vec<Vec<u8>>,
-    /// False: more than `max` keys, nothing pruned.
+    /// False: more than `max` keys (`values` is empty).
     #[prost(bool, tag = "3")]
     pub found: bool,
     #[prost(uint64, tag = "4")]
     pub max: u64,
+    /// The keys' smallest and largest value (encoded), when not `found`.
+    #[prost(bytes = "vec", optional, tag = "5")]
+    pub low: Option<Vec<u8>>,
+    #[prost(bytes = "vec", optional, tag = "6")]
+    pub high: Option<Vec<u8>>,
 }
 
 /// One selected data file as run-time pruning sees it.

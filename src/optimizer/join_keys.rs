@@ -27,10 +27,15 @@
 //! join that casts the column (BIGINT column, DOUBLE keys) and float
 //! columns (NaN, -0.0) are not used. Only the larger side of a join (by row
 //! counts from metadata and statistics) is pruned, by the smaller side's
-//! keys. The smaller side is computed twice (once for its keys, once by
+//! keys: a list of up to `hidden_partitions.join_prune_max_keys` distinct
+//! keys (`k IN (…)`), or past that their range (`k >= min AND k <= max`,
+//! found by running the side once more), which still prunes through
+//! identity, truncate and the time transforms. The smaller side is
+//! computed twice (once for its keys, once by
 //! the join: neither DataFusion nor Ballista can hand a join a side that
-//! already ran); past `hidden_partitions.join_prune_max_keys` distinct keys
-//! nothing is pruned.
+//! already ran), so a side with a volatile function (`random()`) is not
+//! used: its two runs could differ. Both runs read the same snapshot of our
+//! tables (pinned at planning).
 
 use std::fmt;
 use std::sync::Arc;
@@ -125,9 +130,17 @@ pub async fn prune(
     }
     let mut plan = plan.clone();
     for candidate in candidates {
+        let values = keys(&candidate, state, planner, max_keys).await?;
+        // Too many keys for a list: their range still prunes through
+        // identity, truncate and the time transforms.
+        let range = match values {
+            Some(_) => None,
+            None => range(&candidate, state, planner).await?,
+        };
         let keys = JoinKeys {
             column: candidate.column.clone(),
-            values: keys(&candidate, state, planner, max_keys).await?,
+            values,
+            range,
             max: max_keys,
         };
         plan = replace_at(&plan, &candidate.path, &|node| match node {
@@ -162,19 +175,49 @@ async fn keys(
         .distinct()?
         .limit(0, Some(max + 1))?
         .build()?;
-    let optimized = match state.as_any().downcast_ref::<SessionState>() {
-        Some(s) => s.optimize(&keys)?,
-        None => keys,
-    };
-    let physical = planner.create_physical_plan(&optimized, state).await?;
-    let batches = collect(physical, state.task_ctx()).await?;
     let mut values = Vec::new();
-    for b in &batches {
+    for b in &run(keys, state, planner).await? {
         for i in 0..b.num_rows() {
             values.push(ScalarValue::try_from_array(b.column(0), i)?);
         }
     }
     Ok((values.len() <= max).then_some(values))
+}
+
+/// The smallest and largest non-NULL value of the candidate's build key.
+async fn range(
+    c: &Candidate,
+    state: &dyn Session,
+    planner: &(dyn QueryPlanner + Send + Sync),
+) -> Result<Option<(ScalarValue, ScalarValue)>> {
+    use datafusion::functions_aggregate::expr_fn::{max, min};
+    let bounds = LogicalPlanBuilder::from(c.build.clone())
+        .project(vec![c.key.clone().alias("__hp_key")])?
+        .aggregate(Vec::<Expr>::new(), vec![min(col("__hp_key")), max(col("__hp_key"))])?
+        .build()?;
+    let batches = run(bounds, state, planner).await?;
+    let Some(b) = batches.iter().find(|b| b.num_rows() > 0) else {
+        return Ok(None);
+    };
+    let (low, high) = (
+        ScalarValue::try_from_array(b.column(0), 0)?,
+        ScalarValue::try_from_array(b.column(1), 0)?,
+    );
+    Ok((!low.is_null() && !high.is_null()).then_some((low, high)))
+}
+
+/// The batches of `plan`, optimized by `state` and planned by `planner`.
+async fn run(
+    plan: LogicalPlan,
+    state: &dyn Session,
+    planner: &(dyn QueryPlanner + Send + Sync),
+) -> Result<Vec<datafusion::arrow::record_batch::RecordBatch>> {
+    let optimized = match state.as_any().downcast_ref::<SessionState>() {
+        Some(s) => s.optimize(&plan)?,
+        None => plan,
+    };
+    let physical = planner.create_physical_plan(&optimized, state).await?;
+    collect(physical, state.task_ctx()).await
 }
 
 /// The candidates of `plan` (at `path` from the root), into `out`.
@@ -188,8 +231,13 @@ fn find(plan: &LogicalPlan, path: &mut Vec<usize>, out: &mut Vec<Candidate>) {
         // Only the larger side is pruned by the smaller one's keys: finding
         // the keys reads the other side once more.
         let (left_rows, right_rows) = (estimated_rows(&join.left), estimated_rows(&join.right));
-        let left_ok = left_ok && matches!((left_rows, right_rows), (Some(l), Some(r)) if r < l);
-        let right_ok = right_ok && matches!((left_rows, right_rows), (Some(l), Some(r)) if l < r);
+        // The other side runs twice (for its keys, then in the join): both
+        // runs must give the same rows, so no volatile function (random())
+        // may be in it.
+        let left_ok =
+            left_ok && !volatile(&join.right) && matches!((left_rows, right_rows), (Some(l), Some(r)) if r < l);
+        let right_ok =
+            right_ok && !volatile(&join.left) && matches!((left_rows, right_rows), (Some(l), Some(r)) if l < r);
         for (l, r) in &join.on {
             let sides = [
                 (left_ok, &join.left, l, &join.right, r, 0),
@@ -219,6 +267,12 @@ fn find(plan: &LogicalPlan, path: &mut Vec<usize>, out: &mut Vec<Candidate>) {
         find(input, path, out);
         path.pop();
     }
+}
+
+/// Whether an expression of `plan` may give another value each time it runs.
+fn volatile(plan: &LogicalPlan) -> bool {
+    plan.exists(|node| Ok(node.expressions().iter().any(Expr::is_volatile)))
+        .unwrap_or(true)
 }
 
 /// The rows `plan`'s scans read at most: our tables' record counts (from
@@ -306,6 +360,11 @@ fn scan_column(side: &LogicalPlan, key: &Expr, path: &mut Vec<usize>) -> Option<
                 node = p.input.as_ref();
             }
             LogicalPlan::TableScan(scan) => {
+                // A scan that stops after `fetch` rows would return other
+                // rows from fewer files.
+                if scan.fetch.is_some() {
+                    return None;
+                }
                 let provider = source_as_provider(&scan.source).ok()?;
                 let ours = provider.downcast_ref::<HiddenPartitionsTable>()?;
                 // The join compares the column itself (no cast), so the

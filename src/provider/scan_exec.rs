@@ -147,12 +147,14 @@ pub struct HiddenPartitionsScanExec {
 }
 
 /// The keys a join's other side gave a scan (`optimizer::join_keys`):
-/// the scan is planned with `column IN (values)`; `values` is `None` when
-/// the other side had more than `max` distinct keys (nothing pruned).
+/// the scan is planned with `column IN (values)`, or, when the other side
+/// had more than `max` distinct keys (`values` is `None`), with
+/// `column BETWEEN low AND high` of their `range` (nothing when unknown).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JoinKeys {
     pub column: String,
     pub values: Option<Vec<ScalarValue>>,
+    pub range: Option<(ScalarValue, ScalarValue)>,
     pub max: usize,
 }
 
@@ -164,20 +166,26 @@ impl JoinKeys {
 
     /// The predicate the scan is planned with (no keys: no row matches).
     pub fn predicate(&self) -> Option<Expr> {
-        let values = self.values.as_ref()?;
-        Some(if values.is_empty() {
-            lit(false)
-        } else {
-            col(Column::new_unqualified(&self.column)).in_list(values.iter().cloned().map(lit).collect(), false)
-        })
+        let column = || col(Column::new_unqualified(&self.column));
+        match (&self.values, &self.range) {
+            (Some(values), _) if values.is_empty() => Some(lit(false)),
+            (Some(values), _) => Some(column().in_list(values.iter().cloned().map(lit).collect(), false)),
+            (None, Some((low, high))) => Some(column().gt_eq(lit(low.clone())).and(column().lt_eq(lit(high.clone())))),
+            (None, None) => None,
+        }
     }
 }
 
 impl fmt::Display for JoinKeys {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self.count() {
-            Some(n) => write!(f, "{} IN {n} keys from a join", self.column),
-            None => write!(
+        match (self.count(), &self.range) {
+            (Some(n), _) => write!(f, "{} IN {n} keys from a join", self.column),
+            (None, Some((low, high))) => write!(
+                f,
+                "{} BETWEEN {low} AND {high} from a join (more than {} keys)",
+                self.column, self.max
+            ),
+            (None, None) => write!(
                 f,
                 "{}: a join's other side has more than {} keys, not pruned",
                 self.column, self.max
