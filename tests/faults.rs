@@ -557,10 +557,82 @@ fn delete_files_under(dir: &Path) -> usize {
     n
 }
 
+/// Start the merge-on-read DELETE and SIGKILL it as soon as its first
+/// delete file reached `data/` (its commit comes after all of them);
+/// `false` when it ended before the kill landed (a loaded machine).
+fn kill_delete_after_its_first_delete_file(bin: &str, dir: &Path) -> bool {
+    let data = dir.join("big").join("data");
+    let mut child = Command::new(bin)
+        .arg("--warehouse")
+        .arg(dir)
+        .args(["-c", "DELETE FROM big WHERE id % 1000 = 7"])
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while delete_files_under(&data) == 0 && start.elapsed() < Duration::from_secs(120) {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    let status = child.wait().unwrap();
+    assert!(
+        delete_files_under(dir) > 0,
+        "no delete file reached storage before the kill"
+    );
+    !status.success()
+}
+
 #[test]
 fn a_killed_merge_on_read_delete_leaves_the_table_as_it_was() {
-    let dir = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_hidden-partitions");
+    // 1,000 files of 1,000 rows in one directory (small batches and write buffer):
+    // a delete file for each, all written before the commit. Tried again
+    // on a fresh table when the kill landed after the commit.
+    let mut attempts = 0;
+    let dir = loop {
+        attempts += 1;
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new(bin)
+            .arg("--warehouse")
+            .arg(dir.path())
+            .args([
+                "-c",
+                "CREATE TABLE big (id BIGINT, ts TIMESTAMP) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
+                 SET hidden_partitions.write_buffer_size = 1000; SET datafusion.execution.batch_size = 1000;
+                 INSERT INTO big SELECT value, to_timestamp_micros((value % 200) * 86400000000) FROM generate_series(1, 1000000) AS t(value)",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let snapshots = || {
+            let o = Command::new(bin)
+                .arg("--warehouse")
+                .arg(dir.path())
+                .args(["--format", "csv", "-c", "SELECT count(*) AS n FROM \"big$snapshots\""])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&o.stdout).to_string()
+        };
+        let killed = kill_delete_after_its_first_delete_file(bin, dir.path());
+        // All or nothing: the DELETE either committed whole or not at all.
+        let count = Command::new(bin)
+            .arg("--warehouse")
+            .arg(dir.path())
+            .args(["--format", "csv", "-c", "SELECT count(*) AS n FROM big"])
+            .output()
+            .unwrap();
+        let count = String::from_utf8_lossy(&count.stdout).to_string();
+        match snapshots().as_str() {
+            "n\n1\n" if killed => break dir,
+            "n\n1\n" => panic!("the DELETE ended without committing: {count}"),
+            _ => assert_eq!(count, "n\n999000\n", "a committed DELETE deletes every matching row"),
+        }
+        assert!(
+            attempts < 5,
+            "the DELETE committed before it could be killed, {attempts} times"
+        );
+    };
     let run = |sql: &str| {
         Command::new(bin)
             .arg("--warehouse")
@@ -569,33 +641,6 @@ fn a_killed_merge_on_read_delete_leaves_the_table_as_it_was() {
             .output()
             .unwrap()
     };
-    // 200 daily files of 5,000 rows.
-    let o = run(
-        "CREATE TABLE big (id BIGINT, ts TIMESTAMP) PARTITIONED BY (day(ts)) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
-         INSERT INTO big SELECT value, to_timestamp_micros((value % 200) * 86400000000) FROM generate_series(1, 1000000) AS t(value)",
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut child = Command::new(bin)
-        .arg("--warehouse")
-        .arg(dir.path())
-        .args(["-c", "DELETE FROM big WHERE id % 1000 = 7"])
-        .spawn()
-        .unwrap();
-    // Kill it as soon as its first delete file reached storage (its commit comes after all of them).
-    let start = std::time::Instant::now();
-    while delete_files_under(dir.path()) == 0 && start.elapsed() < Duration::from_secs(120) {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the DELETE finished before it could be killed"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    assert!(
-        delete_files_under(dir.path()) > 0,
-        "no delete file reached storage before the kill"
-    );
     let o = run("SELECT count(*) AS n FROM big");
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),
