@@ -487,18 +487,21 @@ async fn every_request_of_every_write_can_fail() {
     assert!(runs > 100, "only {runs} faults fired");
 }
 
+/// Our CLI on the warehouse `dir`, running `sql` (results as CSV).
+fn cli(dir: &Path, sql: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .arg("--warehouse")
+        .arg(dir)
+        .args(["--format", "csv", "-c", sql])
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_killed_insert_leaves_the_table_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_hidden-partitions");
-    let run = |sql: &str| {
-        Command::new(bin)
-            .arg("--warehouse")
-            .arg(dir.path())
-            .args(["--format", "csv", "-c", sql])
-            .output()
-            .unwrap()
-    };
+    let run = |sql: &str| cli(dir.path(), sql);
     let o = run(
         "CREATE TABLE big (id BIGINT, ts TIMESTAMP) PARTITIONED BY (day(ts)); INSERT INTO big VALUES (1, TIMESTAMP '2024-01-01 00:00:00')",
     );
@@ -593,37 +596,18 @@ fn a_killed_merge_on_read_delete_leaves_the_table_as_it_was() {
     let dir = loop {
         attempts += 1;
         let dir = tempfile::tempdir().unwrap();
-        let o = Command::new(bin)
-            .arg("--warehouse")
-            .arg(dir.path())
-            .args([
-                "-c",
-                "CREATE TABLE big (id BIGINT, ts TIMESTAMP) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
-                 SET hidden_partitions.write_buffer_size = 1000; SET datafusion.execution.batch_size = 1000;
-                 INSERT INTO big SELECT value, to_timestamp_micros((value % 200) * 86400000000) FROM generate_series(1, 1000000) AS t(value)",
-            ])
-            .output()
-            .unwrap();
+        let o = cli(
+            dir.path(),
+            "CREATE TABLE big (id BIGINT, ts TIMESTAMP) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
+             SET hidden_partitions.write_buffer_size = 1000; SET datafusion.execution.batch_size = 1000;
+             INSERT INTO big SELECT value, to_timestamp_micros((value % 200) * 86400000000) FROM generate_series(1, 1000000) AS t(value)",
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let snapshots = || {
-            let o = Command::new(bin)
-                .arg("--warehouse")
-                .arg(dir.path())
-                .args(["--format", "csv", "-c", "SELECT count(*) AS n FROM \"big$snapshots\""])
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&o.stdout).to_string()
-        };
+        let stdout = |sql: &str| String::from_utf8_lossy(&cli(dir.path(), sql).stdout).to_string();
         let killed = kill_delete_after_its_first_delete_file(bin, dir.path());
         // All or nothing: the DELETE either committed whole or not at all.
-        let count = Command::new(bin)
-            .arg("--warehouse")
-            .arg(dir.path())
-            .args(["--format", "csv", "-c", "SELECT count(*) AS n FROM big"])
-            .output()
-            .unwrap();
-        let count = String::from_utf8_lossy(&count.stdout).to_string();
-        match snapshots().as_str() {
+        let count = stdout("SELECT count(*) AS n FROM big");
+        match stdout("SELECT count(*) AS n FROM \"big$snapshots\"").as_str() {
             "n\n1\n" if killed => break dir,
             "n\n1\n" => panic!("the DELETE ended without committing: {count}"),
             _ => assert_eq!(count, "n\n999000\n", "a committed DELETE deletes every matching row"),
@@ -633,14 +617,7 @@ fn a_killed_merge_on_read_delete_leaves_the_table_as_it_was() {
             "the DELETE committed before it could be killed, {attempts} times"
         );
     };
-    let run = |sql: &str| {
-        Command::new(bin)
-            .arg("--warehouse")
-            .arg(dir.path())
-            .args(["--format", "csv", "-c", sql])
-            .output()
-            .unwrap()
-    };
+    let run = |sql: &str| cli(dir.path(), sql);
     let o = run("SELECT count(*) AS n FROM big");
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),

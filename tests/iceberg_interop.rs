@@ -19,7 +19,7 @@ use std::process::{Command, Output};
 use hidden_partitions::slt::{S3Server, skipped_without_s3};
 
 mod common;
-use common::readers::{python, render_batch, runtime, script, sorted, text};
+use common::readers::{python, read_batch, render_batch, runtime, script, sorted, text};
 use serde_json::{Value, json};
 
 // --- the readers ----------------------------------------------------------------------------
@@ -61,21 +61,7 @@ impl Read {
 
 /// Runs all reads in one python process; one result per read: `{"rows", "files"?}` or `{"error"}`.
 fn read_all(python: &Path, reads: &[Read]) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let batch = dir.path().join("reads.json");
-    let list: Vec<Value> = reads.iter().map(Read::to_json).collect();
-    std::fs::write(&batch, serde_json::to_vec(&list).unwrap()).unwrap();
-    let o = Command::new(python)
-        .arg(script("iceberg_read.py"))
-        .arg("--batch")
-        .arg(&batch)
-        .output()
-        .expect("the reader python runs");
-    assert!(o.status.success(), "iceberg_read.py failed: {}", text(&o.stderr));
-    let results: Vec<Value> = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("iceberg_read.py printed no JSON ({e}): {}", text(&o.stdout)));
-    assert_eq!(results.len(), reads.len());
-    results
+    read_batch(python, &reads.iter().map(Read::to_json).collect::<Vec<_>>())
 }
 
 // --- our side --------------------------------------------------------------------------------

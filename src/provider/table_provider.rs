@@ -232,10 +232,6 @@ impl HiddenPartitionsTable {
         &self.join_keys
     }
 
-    fn reported_keys(&self) -> Vec<Arc<JoinKeys>> {
-        self.join_keys.clone()
-    }
-
     /// This table, reading only `files` (for a statement that rewrites them).
     pub fn restricted_to(&self, files: HashSet<object_store::path::Path>) -> Self {
         let mut restricted = self.clone();
@@ -359,7 +355,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
             let schema = project_schema(&self.schema(), projection)?;
             let empty = Arc::new(EmptyExec::new(schema));
             return Ok(Arc::new(
-                HiddenPartitionsScanExec::new(name, plan.counts, empty, runtime).with_join_keys(self.reported_keys()),
+                HiddenPartitionsScanExec::new(name, plan.counts, empty, runtime).with_join_keys(self.join_keys.clone()),
             ));
         }
         // Deleted positions are exact (unique, within their files), so the
@@ -434,7 +430,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         let format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
         let exec = format.create_physical_plan(state, config).await?;
         Ok(Arc::new(
-            HiddenPartitionsScanExec::new(name, plan.counts, exec, runtime).with_join_keys(self.reported_keys()),
+            HiddenPartitionsScanExec::new(name, plan.counts, exec, runtime).with_join_keys(self.join_keys.clone()),
         ))
     }
 

@@ -253,6 +253,25 @@ pub fn sorted(mut rows: Vec<Value>) -> Vec<Value> {
     rows
 }
 
+/// Runs `iceberg_read.py --batch` on `reads` in one python process: one
+/// result per read, `{"rows", "files"?}` or `{"error"}`.
+pub fn read_batch(python: &Path, reads: &[Value]) -> Vec<Value> {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let batch = dir.path().join("reads.json");
+    std::fs::write(&batch, serde_json::to_vec(reads).expect("JSON")).expect("the read list is written");
+    let o = std::process::Command::new(python)
+        .arg(script("iceberg_read.py"))
+        .arg("--batch")
+        .arg(&batch)
+        .output()
+        .expect("the reader python runs");
+    assert!(o.status.success(), "iceberg_read.py failed: {}", text(&o.stderr));
+    let results: Vec<Value> = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("iceberg_read.py printed no JSON ({e}): {}", text(&o.stdout)));
+    assert_eq!(results.len(), reads.len());
+    results
+}
+
 /// DuckDB's rows for each of `queries`, run with each of `tables` (name →
 /// table directory or metadata file) as a view over `iceberg_scan`; sorted
 /// as `iceberg_read.py` sorts them.
@@ -265,18 +284,7 @@ pub fn duckdb_rows(python: &Path, tables: &[(&str, String)], queries: &[&str]) -
         .iter()
         .map(|sql| json!({ "sql": sql, "tables": tables }))
         .collect();
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let batch = dir.path().join("queries.json");
-    std::fs::write(&batch, serde_json::to_vec(&reads).expect("JSON")).expect("the query list is written");
-    let o = std::process::Command::new(python)
-        .arg(script("iceberg_read.py"))
-        .arg("--batch")
-        .arg(&batch)
-        .output()
-        .expect("the reader python runs");
-    assert!(o.status.success(), "iceberg_read.py failed: {}", text(&o.stderr));
-    let results: Vec<Value> = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("iceberg_read.py printed no JSON ({e}): {}", text(&o.stdout)));
+    let results = read_batch(python, &reads);
     results
         .into_iter()
         .zip(queries)
