@@ -64,12 +64,15 @@ fn project_leaf(pred: &Predicate, pf: &BoundPartitionField<'_>) -> Option<Predic
             if transform == Transform::Void {
                 return None;
             }
-            let mut out = Vec::with_capacity(literals.len());
-            for l in literals {
-                out.push(transform.apply_scalar(l).ok()?);
-            }
+            // Distinct first: many keys share few partition values (bucket).
+            let mut seen = std::collections::HashSet::new();
+            let mut out: Vec<ScalarValue> = transform
+                .apply_scalars(literals)
+                .ok()?
+                .into_iter()
+                .filter(|v| seen.insert(v.clone()))
+                .collect();
             out.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-            out.dedup();
             Some(Predicate::Set {
                 op: SetOp::In,
                 field,

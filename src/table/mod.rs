@@ -8,6 +8,7 @@
 pub mod change;
 pub mod creation;
 pub mod delete;
+pub mod encodings;
 pub mod evolve;
 pub mod expire;
 pub mod foreign;

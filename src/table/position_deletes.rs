@@ -8,7 +8,7 @@
 //! (DELETE; UPDATE and MERGE gather them from their own plans the same way):
 //!
 //! ```text
-//! SELECT __hp_file, __hp_pos FROM <files> WHERE (cond) IS TRUE
+//! SELECT __hp_file, __hp_pos FROM <files> WHERE cond
 //! ```
 //!
 //! The positions are the Parquet reader's row numbers, so whatever the
@@ -40,6 +40,9 @@ use datafusion::physical_plan::execute_stream;
 use futures::StreamExt;
 use object_store::{ObjectStoreExt, PutPayload};
 use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, Encoding};
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
@@ -67,7 +70,7 @@ pub async fn matching_positions(
     let paths: HashSet<_> = files.iter().map(|f| f.path.clone()).collect();
     let scan = table.with_positions().restricted_to(paths);
     let plan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(Arc::new(scan)), None)?
-        .filter(condition.clone().is_true())?
+        .filter(condition.clone())?
         .project(vec![col(FILE), col(POS)])?
         .build()?;
     let physical = state.create_physical_plan(&plan).await?;
@@ -260,6 +263,19 @@ impl RowDeletes {
     }
 }
 
+/// How a position delete file is encoded: the path once (a dictionary),
+/// the sorted positions as deltas, nothing compressed. A delete file
+/// usually holds a few positions, where a codec costs more to set up than
+/// it saves, and deltas of sorted positions are small already.
+fn delete_file_properties() -> WriterProperties {
+    let pos = ColumnPath::new(vec!["pos".to_string()]);
+    WriterProperties::builder()
+        .set_compression(Compression::UNCOMPRESSED)
+        .set_column_dictionary_enabled(pos.clone(), false)
+        .set_column_encoding(pos, Encoding::DELTA_BINARY_PACKED)
+        .build()
+}
+
 /// Write the position delete file deleting `positions` (sorted) of data
 /// file `data`, and describe it for a delete manifest.
 pub async fn write_position_deletes(
@@ -288,11 +304,7 @@ pub async fn write_position_deletes(
         ],
     )?;
     let mut buf = Vec::new();
-    let mut writer = ArrowWriter::try_new(
-        &mut buf,
-        schema,
-        Some(crate::table::writer::writer_properties(&batch.schema())),
-    )?;
+    let mut writer = ArrowWriter::try_new(&mut buf, schema, Some(delete_file_properties()))?;
     writer.write(&batch)?;
     writer.close()?;
     // Beside its data file: `<dir>/<table prefix>-<uuid>-deletes.parquet`.

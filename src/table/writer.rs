@@ -452,6 +452,7 @@ fn encode(
         .iter()
         .map(|(id, dt)| StatsCollector::new(*id, dt))
         .collect::<Result<Vec<_>>>()?;
+    let props = crate::table::encodings::for_file(props, &schema, &batches);
     let mut writer = ArrowWriter::try_new(Vec::new(), schema, Some(props))?;
     let mut rows = 0u64;
     for batch in &batches {

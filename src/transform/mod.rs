@@ -253,6 +253,28 @@ impl Transform {
         ScalarValue::try_from_array(&out, 0).map_err(|e| scalar_err(&e))
     }
 
+    /// Apply to many literals of one type with one kernel call (an `IN`
+    /// list's projection); the same values as [`Self::apply_scalar`] on each.
+    pub fn apply_scalars(&self, values: &[ScalarValue]) -> Result<Vec<ScalarValue>, TransformError> {
+        if values.len() < 2 || values.iter().any(|v| matches!(v, ScalarValue::Null)) {
+            return values.iter().map(|v| self.apply_scalar(v)).collect();
+        }
+        let Ok(array) = ScalarValue::iter_to_array(values.iter().cloned()) else {
+            // Mixed types: one at a time.
+            return values.iter().map(|v| self.apply_scalar(v)).collect();
+        };
+        let out = self.apply(&array)?;
+        (0..out.len())
+            .map(|i| {
+                ScalarValue::try_from_array(&out, i).map_err(|e| TransformError::Scalar {
+                    transform: *self,
+                    value: format!("{:?}", values[i]),
+                    message: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
     /// Whether `a <= b` implies `t(a) <= t(b)`, so range predicates can be
     /// projected onto partition values.
     pub fn preserves_order(&self) -> bool {
@@ -408,6 +430,31 @@ mod tests {
         Transform::Truncate(4),
         Transform::Void,
     ];
+
+    #[test]
+    fn many_literals_at_once_give_what_each_gives_alone() {
+        let lists = [
+            (0..50)
+                .map(|i| ScalarValue::Int64(Some(i * 7919 - 100)))
+                .collect::<Vec<_>>(),
+            (0..50)
+                .map(|i| ScalarValue::TimestampMicrosecond(Some(i * 3_600_000_000 * 13 - 86_400_000_000), None))
+                .collect(),
+            vec![
+                ScalarValue::from("abcdef"),
+                ScalarValue::from("x"),
+                ScalarValue::Utf8(None),
+            ],
+        ];
+        for t in ALL {
+            for list in &lists {
+                let Ok(each) = list.iter().map(|v| t.apply_scalar(v)).collect::<Result<Vec<_>, _>>() else {
+                    continue;
+                };
+                assert_eq!(t.apply_scalars(list).unwrap(), each, "{t}");
+            }
+        }
+    }
 
     #[test]
     fn parse_display_round_trip() {
