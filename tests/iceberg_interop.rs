@@ -1031,6 +1031,79 @@ fn merge_on_read_deletes_read_the_same() {
     assert_time_travel(&python, &wh, "t", &wh.snapshot_ids("t"));
 }
 
+/// Columns a dictionary does not shrink (unique ids, times, ints and doubles in files of
+/// 5,000 rows) are written without one (`DELTA_BINARY_PACKED`, `PLAIN` for doubles); both
+/// engines read them, also with a merge-on-read DELETE on top.
+#[test]
+fn columns_written_without_a_dictionary_read_the_same() {
+    let Some(python) = python("columns_written_without_a_dictionary_read_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    wh.sql(
+        "CREATE TABLE u (id BIGINT, ts TIMESTAMP(6), n INT, v DOUBLE, cat VARCHAR)
+         PARTITIONED BY (cat) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
+         INSERT INTO u SELECT value * 7 - 20000, to_timestamp_micros(1704067200000000 + value * 1000003),
+           CAST(value * 3 AS INT), value * 0.37, CASE WHEN value % 2 = 0 THEN 'a' ELSE 'b' END
+         FROM range(10000)",
+    );
+    let dir = wh.table_dir("u");
+    let mut data_files = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(dir.trim_start_matches("file://"))];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "parquet") {
+                data_files.push(p);
+            }
+        }
+    }
+    data_files.retain(|p| p.to_string_lossy().contains("/data/"));
+    assert_eq!(data_files.len(), 2, "one file per partition: {data_files:?}");
+    for f in &data_files {
+        use parquet::basic::Encoding;
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let reader = SerializedFileReader::new(std::fs::File::open(f).unwrap()).unwrap();
+        let group = reader.metadata().row_group(0);
+        let encodings = |i: usize| group.column(i).encodings().collect::<Vec<_>>();
+        for (i, expected) in [
+            (0, Encoding::DELTA_BINARY_PACKED),
+            (1, Encoding::DELTA_BINARY_PACKED),
+            (2, Encoding::DELTA_BINARY_PACKED),
+            (3, Encoding::PLAIN),
+        ] {
+            let e = encodings(i);
+            assert!(
+                e.contains(&expected) && !e.contains(&Encoding::RLE_DICTIONARY),
+                "{f:?} column {i}: {e:?}"
+            );
+        }
+        assert!(
+            encodings(4).contains(&Encoding::RLE_DICTIONARY),
+            "{f:?}: the repeated string keeps its dictionary"
+        );
+    }
+    let check = |step: &str| {
+        assert_same(
+            &python,
+            &wh,
+            "u",
+            step,
+            &[
+                ALL,
+                same("id >= 49000"),
+                same("n < 30"),
+                at("ts", "<", "2024-01-01 00:00:01"),
+            ],
+        )
+    };
+    check("INSERT");
+    wh.sql("DELETE FROM u WHERE id % 997 = 3 OR n = 3");
+    check("merge-on-read DELETE");
+}
+
 /// Schema evolution: added, renamed, dropped and widened columns.
 #[test]
 fn schema_evolution_reads_the_same() {
