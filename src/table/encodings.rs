@@ -85,7 +85,9 @@ fn dictionary_pays(columns: &[&ArrayRef], width: usize) -> bool {
         return true;
     }
     let limit = distinct_limit(n, width);
-    let mut seen: HashSet<u64, BuildHasherDefault<Mix>> = HashSet::with_capacity_and_hasher(limit, Default::default());
+    // Room for the sample; the rest only once the sample says to go on.
+    let mut seen: HashSet<u64, BuildHasherDefault<Mix>> =
+        HashSet::with_capacity_and_hasher(SAMPLE.min(limit), Default::default());
     let mut looked = 0;
     for column in columns {
         let data = column.to_data();
@@ -101,8 +103,11 @@ fn dictionary_pays(columns: &[&ArrayRef], width: usize) -> bool {
             if seen.len() >= limit {
                 return false;
             }
-            if looked == SAMPLE && seen.len() < SAMPLE * 9 / 10 {
-                return true;
+            if looked == SAMPLE {
+                if seen.len() < SAMPLE * 9 / 10 {
+                    return true;
+                }
+                seen.reserve(limit - seen.len());
             }
         }
     }
