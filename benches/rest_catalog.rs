@@ -18,7 +18,8 @@
 //!
 //! `cargo bench --features ballista --bench rest_catalog`; under `cargo
 //! test` it runs once on small sizes; `HP_BENCH_REST_SIZES=files,clients,appends,loads`
-//! sets other sizes.
+//! sets other sizes; `HP_BENCH_REST_ONLY=direct` (or `server`) runs only
+//! that path of part 2, for profiling it alone.
 
 use std::time::Instant;
 
@@ -71,7 +72,8 @@ fn main() {
         .await;
         let options = ServeOptions {
             port: 0,
-            log_requests: false,
+            // `HP_BENCH_REST_LOG=1`: each request and its time on stderr.
+            log_requests: std::env::var("HP_BENCH_REST_LOG").is_ok(),
             ..Default::default()
         };
         let (address, server) = bind(warehouse(), options).await.unwrap();
@@ -166,6 +168,13 @@ fn main() {
         println!();
         println!("| {clients} clients × {appends} appends | direct commits/s | through the server commits/s | statements retried (direct / server) | server time / direct time |");
         println!("|---|---|---|---|---|");
+        if let Ok(only) = std::env::var("HP_BENCH_REST_ONLY") {
+            let through_server = only == "server";
+            run(&ctx, "CREATE TABLE appends_only (id BIGINT, who VARCHAR)").await;
+            let (s, retries) = append_all("appends_only".to_string(), through_server).await;
+            println!("{only} only: {:.1} commits/s, {retries} statements retried", commits / s);
+            return;
+        }
         let mut ratios = Vec::new();
         for round in 0..rounds {
             let (direct, server) = (format!("appends_direct_{round}"), format!("appends_server_{round}"));
