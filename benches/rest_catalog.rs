@@ -19,7 +19,8 @@
 //! `cargo bench --features ballista --bench rest_catalog`; under `cargo
 //! test` it runs once on small sizes; `HP_BENCH_REST_SIZES=files,clients,appends,loads`
 //! sets other sizes; `HP_BENCH_REST_ONLY=direct` (or `server`) runs only
-//! that path of part 2, for profiling it alone.
+//! that path of part 2, for profiling it alone; `HP_BENCH_REST_LOG=1` has
+//! the server print each request and its time on stderr.
 
 use std::time::Instant;
 
@@ -72,7 +73,6 @@ fn main() {
         .await;
         let options = ServeOptions {
             port: 0,
-            // `HP_BENCH_REST_LOG=1`: each request and its time on stderr.
             log_requests: std::env::var("HP_BENCH_REST_LOG").is_ok(),
             ..Default::default()
         };
@@ -165,16 +165,26 @@ fn main() {
         };
         let commits = (clients * appends) as f64;
         let n = clients * appends;
-        println!();
-        println!("| {clients} clients × {appends} appends | direct commits/s | through the server commits/s | statements retried (direct / server) | server time / direct time |");
-        println!("|---|---|---|---|---|");
         if let Ok(only) = std::env::var("HP_BENCH_REST_ONLY") {
-            let through_server = only == "server";
+            let through_server = match only.as_str() {
+                "direct" => false,
+                "server" => true,
+                other => panic!("HP_BENCH_REST_ONLY={other:?}: expected direct or server"),
+            };
             run(&ctx, "CREATE TABLE appends_only (id BIGINT, who VARCHAR)").await;
             let (s, retries) = append_all("appends_only".to_string(), through_server).await;
+            let every_row_once = support::answer(
+                &ctx,
+                &format!("SELECT count(*) = {n} AND count(DISTINCT id) = {n} AS ok FROM appends_only"),
+            )
+            .await;
+            assert!(every_row_once.contains("true"), "every commit lands once ({only} only)");
             println!("{only} only: {:.1} commits/s, {retries} statements retried", commits / s);
             return;
         }
+        println!();
+        println!("| {clients} clients × {appends} appends | direct commits/s | through the server commits/s | statements retried (direct / server) | server time / direct time |");
+        println!("|---|---|---|---|---|");
         let mut ratios = Vec::new();
         for round in 0..rounds {
             let (direct, server) = (format!("appends_direct_{round}"), format!("appends_server_{round}"));
