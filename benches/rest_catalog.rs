@@ -30,6 +30,11 @@ use hidden_partitions::{StorageOptions, Warehouse, WarehouseSchema, execute_sql,
 
 mod support;
 
+/// The allocator of the `hidden-partitions` binary that runs `serve`.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]

@@ -8,6 +8,12 @@ use hidden_partitions::cli::run::{Printing, run_sql};
 use hidden_partitions::cli::{NullText, OutputFormat, repl};
 use hidden_partitions::{StorageOptions, Warehouse, session_with};
 
+/// The allocator of the command-line tool: long-running (a REST catalog
+/// server), it keeps allocating as fast as when it started.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "hidden-partitions",

@@ -367,6 +367,42 @@ fn concurrent_appends_from_three_engines_lose_nothing() {
     assert_eq!(ids, expected, "every row once");
 }
 
+/// A change pyiceberg built on the table as it loaded it, committed after
+/// another append without `assert-ref-snapshot-id`: an append lands on top
+/// of the one made meanwhile; a delete is refused (409) and changes nothing.
+#[test]
+fn a_stale_append_is_rebased_and_a_stale_delete_refused() {
+    let Some(python) = python("a_stale_append_is_rebased_and_a_stale_delete_refused") else {
+        return;
+    };
+    let s = serve(None);
+    ours(
+        &s.warehouse,
+        "CREATE TABLE events (id BIGINT, ts TIMESTAMP, name VARCHAR)",
+    );
+    ours(
+        &s.warehouse,
+        "INSERT INTO events VALUES (1, TIMESTAMP '2024-03-01 00:00:00', 'first')",
+    );
+    let ids = || -> Vec<i64> {
+        let mut ids: Vec<i64> = ours(&s.warehouse, "SELECT id FROM events")
+            .iter()
+            .map(|r| r["id"].as_i64().unwrap())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let appended = client(&python, &s.url, None, &["stale", "public.events", "append"]);
+    assert_eq!(appended, json!({"committed": true, "error": null}));
+    assert_eq!(ids(), vec![1, 901, 902], "the stale append is on top of the other one");
+
+    let deleted = client(&python, &s.url, None, &["stale", "public.events", "delete"]);
+    assert_eq!(deleted["committed"], json!(false), "{deleted}");
+    let error = deleted["error"].as_str().unwrap();
+    assert!(error.contains("was written on top of snapshot"), "{error}");
+    assert_eq!(ids(), vec![1, 901, 901, 902], "the stale delete removed nothing");
+}
+
 /// An S3 warehouse: each table's `config` hands clients the store's
 /// endpoint and region and never our credentials; with credential vending
 /// asked for, pyiceberg reads the table from S3 with what it was handed.

@@ -4,6 +4,12 @@
 use clap::Parser;
 use hidden_partitions::ballista::{SchedulerArgs, run_scheduler};
 
+/// The allocator of the command-line tool: long-running (a REST catalog
+/// server), it keeps allocating as fast as when it started.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "hidden-partitions-scheduler",

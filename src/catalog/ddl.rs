@@ -37,7 +37,6 @@ use super::schema::WarehouseSchema;
 use super::warehouse::check_table_name;
 use crate::error::{Error, Result};
 use crate::spec::TableMetadata;
-use crate::store::commit::VersionDoc;
 use crate::store::url::{Overlap, parse_location};
 use crate::store::{TableLocation, Versioned};
 use crate::table::purge::{PurgeReport, delete_all, purge, remove_empty_dirs};
@@ -608,10 +607,7 @@ fn created_meanwhile(name: &str) -> Error {
 
 /// Whether a live table (not a tombstone) is at `location`.
 async fn is_live(location: &TableLocation) -> Result<bool> {
-    Ok(matches!(
-        location.load_latest().await?.map(|l| l.doc),
-        Some(VersionDoc::Table(_))
-    ))
+    Ok(location.load_latest().await?.is_some_and(|l| l.table().is_some()))
 }
 
 /// A new table's place must not hold a live table, nor files that are not

@@ -217,13 +217,11 @@ impl WarehouseSchema {
         let Some(loaded) = loaded else {
             return Ok(None);
         };
-        let VersionDoc::Table(metadata) = loaded.doc else {
+        let version = loaded.version;
+        let VersionDoc::Table(metadata) = loaded.into_doc() else {
             return Ok(None);
         };
-        let version = Versioned {
-            version: loaded.version,
-            metadata,
-        };
+        let version = Versioned { version, metadata };
         let table = HiddenPartitionsTable::try_new(Table::new(name, location), version)?;
         Ok(Some(match (&self.warehouse.namespace, linked) {
             (_, true) => table.with_location_clause()?,

@@ -79,7 +79,7 @@ pub struct ServeOptions {
     /// Hand clients the store's credentials with each table (off: only
     /// the endpoint and region).
     pub vend_credentials: bool,
-    /// Print one line per request on stderr.
+    /// Print one line per request on stderr (with the reason of a failure).
     pub log_requests: bool,
 }
 
@@ -127,6 +127,10 @@ struct Served {
     log: bool,
 }
 
+/// Why a request failed, kept with its response for the request log.
+#[derive(Clone)]
+struct Failure(String);
+
 /// A reply: JSON text with a status, or the error model.
 struct Answer(std::result::Result<(StatusCode, Option<String>), RestError>);
 
@@ -139,7 +143,12 @@ impl IntoResponse for Answer {
             Ok((status, None)) => status.into_response(),
             Err(e) => {
                 let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-                (status, axum::Json(e.body())).into_response()
+                let mut response = (status, axum::Json(e.body())).into_response();
+                // For the request log: why it failed.
+                response
+                    .extensions_mut()
+                    .insert(Failure(format!("{}: {}", e.kind, e.message)));
+                response
             }
         }
     }
@@ -400,8 +409,12 @@ async fn guard(State(s): State<Served>, headers: HeaderMap, request: Request, ne
         false => failed(RestError::not_authorized()).into_response(),
     };
     if s.log {
+        let why = response
+            .extensions()
+            .get::<Failure>()
+            .map_or(String::new(), |f| format!(" ({})", f.0));
         eprintln!(
-            "{method} {path} {} {:.1} ms",
+            "{method} {path} {} {:.1} ms{why}",
             response.status().as_u16(),
             started.elapsed().as_secs_f64() * 1e3
         );

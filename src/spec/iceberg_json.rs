@@ -247,7 +247,9 @@ pub fn strip_iceberg_only(md: &mut TableMetadata) {
     }
     md.refs.retain(|name, r| !(name == "main" && r.kind == "branch"));
     for snapshot in &mut md.snapshots {
-        snapshot.summary.remove("operation");
+        if snapshot.summary.contains_key("operation") {
+            std::sync::Arc::make_mut(&mut snapshot.summary).remove("operation");
+        }
     }
 }
 
@@ -314,7 +316,7 @@ mod tests {
             sequence_number: 1,
             timestamp_ms: 1_700_000_000_000,
             operation: "update".into(),
-            summary: [("added-data-files".to_string(), "1".to_string())].into(),
+            summary: std::sync::Arc::new([("added-data-files".to_string(), "1".to_string())].into()),
             manifests: Some(vec![]),
             manifests_file: None,
             table_spec_id: Some(0),

@@ -8,6 +8,7 @@
 //! of by the whole table's manifests. See `docs/FORMAT.md` for an example.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -141,8 +142,10 @@ pub struct Snapshot {
     #[serde(rename = "timestamp-ms")]
     pub timestamp_ms: i64,
     pub operation: String,
-    #[serde(default)]
-    pub summary: BTreeMap<String, String>,
+    /// Shared between copies of the metadata (a commit copies every
+    /// snapshot; a summary is a dozen strings): changed with `Arc::make_mut`.
+    #[serde(default, with = "shared_map")]
+    pub summary: Arc<BTreeMap<String, String>>,
     /// All manifests of the table at this snapshot; `None` while they are
     /// in `manifests-file` and not loaded (see [`Snapshot::manifests`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -166,6 +169,22 @@ pub struct Snapshot {
     pub first_row_id: Option<i64>,
     #[serde(rename = "added-rows", default, skip_serializing_if = "Option::is_none")]
     pub added_rows: Option<i64>,
+}
+
+/// (De)serializes an `Arc`-shared map as the map itself.
+mod shared_map {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(map: &Arc<BTreeMap<String, String>>, s: S) -> Result<S::Ok, S::Error> {
+        map.as_ref().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<BTreeMap<String, String>>, D::Error> {
+        BTreeMap::deserialize(d).map(Arc::new)
+    }
 }
 
 /// A manifest as listed in a snapshot, with a summary for pruning whole manifests.

@@ -31,15 +31,16 @@ use crate::transform::{MAX_PARAM, Transform};
 
 /// `md` as the JSON of a new version file, refused (before anything is
 /// written) when a reader would refuse those bytes: they are parsed and
-/// checked exactly as the loader does.
-pub fn to_checked_json(md: &TableMetadata) -> crate::error::Result<Vec<u8>> {
+/// checked exactly as the loader does. Returns the bytes and what a reader
+/// gets from them (so a writer can cache the version without reading it).
+pub fn to_checked_json(md: &TableMetadata) -> crate::error::Result<(Vec<u8>, TableMetadata)> {
     let bytes = md.to_json()?;
-    if let Err(e) = TableMetadata::from_json(&bytes) {
-        return Err(crate::error::Error::Invalid(format!(
+    match TableMetadata::from_json(&bytes) {
+        Ok(read) => Ok((bytes, read)),
+        Err(e) => Err(crate::error::Error::Invalid(format!(
             "refusing to commit a metadata version that readers would refuse ({e}); nothing was written"
-        )));
+        ))),
     }
-    Ok(bytes)
 }
 
 /// The first inconsistency found in `md`, as a sentence.
@@ -234,8 +235,9 @@ mod tests {
     #[test]
     fn a_version_is_written_only_if_it_reads_back() {
         let md = bucketed(16);
-        let bytes = to_checked_json(&md).unwrap();
+        let (bytes, read) = to_checked_json(&md).unwrap();
         assert_eq!(TableMetadata::from_json(&bytes).unwrap(), md);
+        assert_eq!(read, md);
         let err = to_checked_json(&bucketed(3_000_000_000)).unwrap_err().to_string();
         assert!(
             err.contains("refusing to commit a metadata version that readers would refuse"),

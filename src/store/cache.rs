@@ -8,7 +8,7 @@
 //!
 //! | entry                         | key                                  | saves                       |
 //! |-------------------------------|--------------------------------------|-----------------------------|
-//! | parsed metadata version       | URL of the version file              | a GET and JSON parsing      |
+//! | parsed metadata version (also one this session committed) | URL of the version file | a GET and JSON parsing |
 //! | manifest bytes                | URL of the manifest                  | a GET                       |
 //! | decoded manifest columns      | URL + the columns read               | Parquet decoding            |
 //! | "lists every file once"       | table URL + snapshot id + manifests  | the duplicate-file check    |

@@ -25,12 +25,14 @@
 //! after each commit, best effort) by probing `v<hint+1>`, `v<hint+2>`, …
 //! until one is missing; without a hint the metadata directory is listed once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::TryStreamExt;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use serde::{Deserialize, Serialize};
 
+use super::cache::CachedVersion;
 use super::connect::conditional_writes;
 use super::location::TableLocation;
 use crate::error::{Error, Result};
@@ -68,10 +70,19 @@ pub enum VersionDoc {
 }
 
 impl VersionDoc {
-    fn to_json(&self) -> Result<Vec<u8>> {
+    /// The bytes of a version file, and the version a reader parses from
+    /// them (checked: a table a reader would refuse is never written).
+    fn encode(&self) -> Result<(Vec<u8>, Self)> {
         match self {
-            Self::Table(md) => crate::spec::validate::to_checked_json(md),
-            Self::Dropped(t) => Ok(serde_json::to_vec_pretty(t)?),
+            Self::Table(md) => {
+                let (bytes, read) = crate::spec::validate::to_checked_json(md)?;
+                Ok((bytes, Self::Table(read)))
+            }
+            Self::Dropped(t) => {
+                let bytes = serde_json::to_vec_pretty(t)?;
+                let read = Self::from_json(&bytes)?;
+                Ok((bytes, read))
+            }
         }
     }
 
@@ -85,20 +96,33 @@ impl VersionDoc {
 }
 
 /// The latest version as read: number, content, and the object's identity
-/// (to check after a commit that nobody rewrote it).
+/// (to check after a commit that nobody rewrote it). The content is shared
+/// with the session's cache: loading a cached version copies nothing.
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub version: u64,
-    pub doc: VersionDoc,
-    meta: ObjectMeta,
+    read: CachedVersion,
 }
 
 impl Loaded {
+    pub fn doc(&self) -> &VersionDoc {
+        &self.read.0
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.read.1
+    }
+
     pub fn table(&self) -> Option<&TableMetadata> {
-        match &self.doc {
+        match self.doc() {
             VersionDoc::Table(md) => Some(md),
             VersionDoc::Dropped(_) => None,
         }
+    }
+
+    /// The content, owned (a copy when the cache shares it).
+    pub fn into_doc(self) -> VersionDoc {
+        Arc::try_unwrap(self.read).map_or_else(|shared| shared.0.clone(), |(doc, _)| doc)
     }
 }
 
@@ -189,26 +213,21 @@ impl TableLocation {
     async fn read_version(&self, version: u64) -> Result<Loaded> {
         let path = self.metadata_file(version);
         let key = self.cache_key(&path);
-        if let Some(cached) = self.cache.version(&key) {
-            let (doc, meta) = cached.as_ref();
-            return Ok(Loaded {
-                version,
-                doc: doc.clone(),
-                meta: meta.clone(),
-            });
+        if let Some(read) = self.cache.version(&key) {
+            return Ok(Loaded { version, read });
         }
         let got = self.store.get(&path).await?;
         let meta = got.meta.clone();
         let bytes = got.bytes().await?;
         let doc = VersionDoc::from_json(&bytes).map_err(|e| Error::Format(format!("{path}: {e}")))?;
-        self.cache
-            .put_version(key, std::sync::Arc::new((doc.clone(), meta.clone())));
-        Ok(Loaded { version, doc, meta })
+        let read = Arc::new((doc, meta));
+        self.cache.put_version(key, Arc::clone(&read));
+        Ok(Loaded { version, read })
     }
 
     /// The table metadata of `version`; an error if it is a tombstone.
     pub async fn load_version(&self, version: u64) -> Result<TableMetadata> {
-        match self.read_version(version).await?.doc {
+        match self.read_version(version).await?.into_doc() {
             VersionDoc::Table(md) => Ok(md),
             VersionDoc::Dropped(_) => Err(Error::TableNotFound(self.url())),
         }
@@ -268,11 +287,13 @@ impl TableLocation {
     /// is none or the table was dropped.
     pub async fn load(&self) -> Result<Versioned> {
         match self.load_latest().await? {
-            Some(Loaded {
-                version,
-                doc: VersionDoc::Table(metadata),
-                ..
-            }) => Ok(Versioned { version, metadata }),
+            Some(loaded) if loaded.table().is_some() => {
+                let version = loaded.version;
+                match loaded.into_doc() {
+                    VersionDoc::Table(metadata) => Ok(Versioned { version, metadata }),
+                    VersionDoc::Dropped(_) => Err(Error::TableNotFound(self.url())),
+                }
+            }
             _ => Err(Error::TableNotFound(self.url())),
         }
     }
@@ -285,10 +306,14 @@ impl TableLocation {
     /// our bytes mean it is ours. The read-back can only prove success: when
     /// the put failed with anything but a definite "already exists" and the
     /// version does not hold our bytes (yet), the outcome is unknown
-    /// (`CommitUnknown`) and the writer must keep its files.
-    async fn try_write_version(&self, version: u64, doc: &VersionDoc, conditional: bool) -> Result<bool> {
-        self.try_put_version(&self.metadata_file(version), doc.to_json()?, conditional)
-            .await
+    /// (`CommitUnknown`) and the writer must keep its files. When ours,
+    /// returns the version as a reader parses it.
+    async fn try_write_version(&self, version: u64, doc: &VersionDoc, conditional: bool) -> Result<Option<VersionDoc>> {
+        let (bytes, read) = doc.encode()?;
+        let won = self
+            .try_put_version(&self.metadata_file(version), bytes, conditional)
+            .await?;
+        Ok(won.then_some(read))
     }
 
     /// [`Self::try_write_version`] for the bytes of any metadata file.
@@ -350,6 +375,22 @@ impl TableLocation {
         }
     }
 
+    /// After winning `version` with `doc`: check the base (see
+    /// [`Self::verify_base`]), then keep `doc` in the cache as the version
+    /// a reader would load (its object identity from a HEAD run alongside
+    /// the check), point the hint at it and remember it.
+    async fn settle(&self, base: Option<(u64, &ObjectMeta)>, version: u64, doc: VersionDoc) -> Result<()> {
+        let path = self.metadata_file(version);
+        let (verified, head) = futures::join!(self.verify_base(base, version), self.store.head(&path));
+        verified?;
+        // Without its identity the version is not cached: its next reader reads it.
+        if let Ok(meta) = head {
+            self.cache.put_version(self.cache_key(&path), Arc::new((doc, meta)));
+        }
+        self.committed(version).await;
+        Ok(())
+    }
+
     /// After winning `version`, check that the version built on is still the
     /// object that was read. If it was purged (and so `version` filled a
     /// hole under a newer tombstone), take back what was written.
@@ -400,10 +441,9 @@ impl TableLocation {
                     return Err(e);
                 }
             };
-            if won {
-                self.verify_base(base.as_ref().map(|b| (b.version, &b.meta)), version)
+            if let Some(read) = won {
+                self.settle(base.as_ref().map(|b| (b.version, b.meta())), version, read)
                     .await?;
-                self.committed(version).await;
                 return Ok((version, next));
             }
             self.delete_quietly(written).await;
@@ -473,9 +513,8 @@ impl TableLocation {
                 table_uuid,
                 dropped_at_ms: chrono::Utc::now().timestamp_millis(),
             });
-            if self.try_write_version(version + 1, &tombstone, conditional).await? {
-                self.verify_base(Some((version, &meta)), version + 1).await?;
-                self.committed(version + 1).await;
+            if let Some(read) = self.try_write_version(version + 1, &tombstone, conditional).await? {
+                self.settle(Some((version, &meta)), version + 1, read).await?;
                 return Ok(Some(version + 1));
             }
             tokio::time::sleep(backoff).await;
@@ -508,7 +547,7 @@ impl TableLocation {
         F: FnMut(&TableMetadata) -> Result<TableMetadata>,
     {
         let (version, doc) = self
-            .commit_doc(|base| match base.map(|b| &b.doc) {
+            .commit_doc(|base| match base.map(Loaded::doc) {
                 Some(VersionDoc::Table(md)) if md.table_uuid == table_uuid => apply(md).map(VersionDoc::Table),
                 Some(VersionDoc::Table(_)) => Err(Error::TableReplaced(self.url())),
                 _ => Err(Error::TableDropped(self.url())),

@@ -192,7 +192,7 @@ impl Change {
             sequence_number,
             timestamp_ms: now,
             operation: self.operation.name().to_string(),
-            summary,
+            summary: summary.into(),
             manifests: Some(manifests),
             manifests_file: None,
             table_spec_id: Some(md.current_spec_id),

@@ -42,7 +42,6 @@ use object_store::{ObjectMeta, ObjectStoreExt, PutPayload};
 use crate::error::{Error, Result};
 use crate::spec::TableMetadata;
 use crate::store::TableLocation;
-use crate::store::commit::VersionDoc;
 use crate::table::orphans::find_orphans;
 use crate::table::purge::delete_all;
 
@@ -237,7 +236,7 @@ pub async fn remove_abandoned(location: &TableLocation) -> Result<usize> {
             }
         }
     }
-    if matches!(location.load_latest().await?.map(|l| l.doc), Some(VersionDoc::Table(_))) {
+    if location.load_latest().await?.is_some_and(|l| l.table().is_some()) {
         // A table committed here meanwhile: its files are not leftovers.
         return Ok(0);
     }

@@ -288,7 +288,7 @@ pub fn with_appended(
         sequence_number,
         timestamp_ms: now,
         operation: "append".to_string(),
-        summary,
+        summary: summary.into(),
         manifests: Some(manifests),
         manifests_file: None,
         table_spec_id: Some(md.current_spec_id),

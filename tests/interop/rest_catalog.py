@@ -15,6 +15,9 @@ compare as JSON with our side.
     rest_catalog.py append URI TABLE ENGINE START COUNT
                                                    COUNT appends of one row (id START, START+1, …), each
                                                    retried on a 409; prints {"appended": n, "retries": r}
+    rest_catalog.py stale URI TABLE OPERATION      a change (append | delete) built on the table as loaded, committed after
+                                                   another append, without assert-ref-snapshot-id; prints
+                                                   {"committed": bool, "error": text or null}
     rest_catalog.py errors URI                     bad input: each answer's code and type
 
 Each prints one JSON object on stdout; an engine error exits 1 with the message on stderr.
@@ -207,6 +210,27 @@ def append(uri: str, name: str, engine: str, start: int, count: int) -> dict:
     return {"appended": count, "retries": retries}
 
 
+def stale(uri: str, name: str, operation: str) -> dict:
+    from pyiceberg.exceptions import CommitFailedException
+    from pyiceberg.table.update import AssertRefSnapshotId
+
+    cat = catalog(uri)
+    old = cat.load_table(name)
+    cat.load_table(name).append(events_arrow([(901, "2024-03-05T00:00:00", "meanwhile")]))
+    tx = old.transaction()
+    if operation == "append":
+        tx.append(events_arrow([(902, "2024-03-06T00:00:00", "stale")]))
+    else:
+        tx.delete("id < 900")
+    # Only the uuid is required: the change may land on top of the append made meanwhile.
+    requirements = tuple(r for r in tx._requirements if not isinstance(r, AssertRefSnapshotId))
+    try:
+        cat.commit_table(old, requirements, tx._updates)
+    except CommitFailedException as e:
+        return {"committed": False, "error": str(e)}
+    return {"committed": True, "error": None}
+
+
 def request(uri: str, method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> tuple:
     req = urllib.request.Request(uri.rstrip("/") + path, data=body, method=method, headers=headers or {})
     try:
@@ -312,6 +336,8 @@ def main() -> int:
         result = duckdb_scenario(uri, args[2])
     elif action == "append":
         result = append(uri, args[2], args[3], int(args[4]), int(args[5]))
+    elif action == "stale":
+        result = stale(uri, args[2], args[3])
     elif action == "errors":
         result = errors(uri)
     else:

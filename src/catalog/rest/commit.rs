@@ -13,6 +13,7 @@
 //! Manifests written in step 2 are deleted when the commit fails for sure;
 //! the client's own files are the client's.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::updates::{CommitRequest, Pending, Update, apply_one, check_requirements};
@@ -32,7 +33,7 @@ pub async fn prepare(
     table: &str,
 ) -> Result<(HashMap<i64, Change>, TableMetadata)> {
     let mut prepared: HashMap<i64, Change> = HashMap::new();
-    let mut md = base.clone();
+    let mut md = Cow::Borrowed(base);
     let mut pending = Pending::default();
     for update in &request.updates {
         let step = async {
@@ -45,14 +46,14 @@ pub async fn prepare(
         }
         .await;
         match step {
-            Ok(next) => md = next,
+            Ok(next) => md = Cow::Owned(next),
             Err(e) => {
                 discard(location, &prepared).await;
                 return Err(e);
             }
         }
     }
-    Ok((prepared, md))
+    Ok((prepared, md.into_owned()))
 }
 
 /// `latest` with `request` applied, using the prepared changes.
@@ -64,10 +65,11 @@ pub fn apply(
 ) -> Result<TableMetadata> {
     check_requirements(latest, &request.requirements, table)?;
     let mut pending = Pending::default();
-    request
-        .updates
-        .iter()
-        .try_fold(latest.clone(), |md, u| apply_one(&md, u, prepared, &mut pending, table))
+    let mut md = Cow::Borrowed(latest);
+    for update in &request.updates {
+        md = Cow::Owned(apply_one(&md, update, prepared, &mut pending, table)?);
+    }
+    Ok(md.into_owned())
 }
 
 /// Delete the manifests the prepared changes wrote.
@@ -77,16 +79,22 @@ pub async fn discard(location: &TableLocation, prepared: &HashMap<i64, Change>) 
     }
 }
 
-/// Commit `request` to `table` (a table of ours, bound to its uuid); the
-/// client's files are read before waiting for `turn`, the table's commit
-/// lock of this process.
-pub async fn commit(table: &Table, request: &CommitRequest, turn: &tokio::sync::Mutex<()>) -> Result<Versioned> {
-    let base = table.load_bound().await?;
-    check_requirements(&base.metadata, &request.requirements, &table.name)?;
+/// Commit `request` to `table` (a table of ours, bound to its uuid) on
+/// `base`, a version of it just loaded: the requirements are checked on it
+/// first, then again on the latest version when committing. `None` when
+/// there is nothing to commit. The client's files are read before waiting
+/// for `turn`, the table's commit lock of this process.
+pub async fn commit(
+    table: &Table,
+    base: &TableMetadata,
+    request: &CommitRequest,
+    turn: &tokio::sync::Mutex<()>,
+) -> Result<Option<Versioned>> {
+    check_requirements(base, &request.requirements, &table.name)?;
     if request.updates.is_empty() {
-        return Ok(base);
+        return Ok(None);
     }
-    let (prepared, _) = prepare(&table.location, &base.metadata, request, &table.name).await?;
+    let (prepared, _) = prepare(&table.location, base, request, &table.name).await?;
     let _turn = turn.lock().await;
     let result = table
         .commit(|latest| apply(latest, request, &prepared, &table.name))
@@ -96,5 +104,5 @@ pub async fn commit(table: &Table, request: &CommitRequest, turn: &tokio::sync::
     {
         discard(&table.location, &prepared).await;
     }
-    result
+    result.map(Some)
 }

@@ -569,9 +569,16 @@ impl RestCatalog {
             let mut turns = self.commit_turns.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(turns.entry(handle.location.url()).or_default())
         };
-        let version = commit::commit(&handle, &request, &turn).await?;
-        self.table_result(&handle.location, version.version, &version.metadata)
-            .await
+        match commit::commit(&handle, table.metadata(), &request, &turn).await? {
+            Some(committed) => {
+                self.table_result(&handle.location, committed.version, &committed.metadata)
+                    .await
+            }
+            None => {
+                self.table_result(&handle.location, table.version(), table.metadata())
+                    .await
+            }
+        }
     }
 
     /// `POST /v1/transactions/commit`: one table's changes; several tables

@@ -587,7 +587,11 @@ pub fn apply_one(
     pending: &mut Pending,
     table: &str,
 ) -> Result<TableMetadata> {
-    let mut next = md.clone();
+    // A snapshot is built from its prepared change, not from a copy of `md`.
+    let mut next = match update {
+        Update::AddSnapshot { snapshot } => return add_snapshot(md, snapshot, prepared, table),
+        _ => md.clone(),
+    };
     let now = chrono::Utc::now().timestamp_millis();
     match update {
         Update::AssignUuid { uuid } => {
@@ -697,29 +701,8 @@ pub fn apply_one(
                 )));
             }
         }
-        Update::AddSnapshot { snapshot } => {
-            let foreign = ForeignSnapshot::parse(snapshot)?;
-            let Some(change) = prepared.get(&foreign.snapshot_id) else {
-                return Err(Error::Invalid(format!(
-                    "add-snapshot: snapshot {} was not prepared",
-                    foreign.snapshot_id
-                )));
-            };
-            next = change.apply(md, table)?;
-            if let Some(s) = next.snapshots.iter_mut().find(|s| s.snapshot_id == foreign.snapshot_id) {
-                s.timestamp_ms = foreign.timestamp_ms;
-                for (k, v) in &foreign.summary {
-                    if k != "operation" {
-                        s.summary.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
-                }
-                if let Some(id) = foreign.schema_id
-                    && md.spec(id).is_ok()
-                {
-                    s.table_spec_id = Some(id);
-                }
-            }
-        }
+        // Returned above.
+        Update::AddSnapshot { .. } => {}
         Update::SetSnapshotRef {
             ref_name,
             kind,
@@ -794,6 +777,39 @@ pub fn apply_one(
         Update::RemoveProperties { removals } => {
             next = crate::table::properties::unset_properties(&next, removals, true)
                 .map_err(|e| Error::Invalid(format!("remove-properties: {e}")))?;
+        }
+    }
+    Ok(next)
+}
+
+/// `add-snapshot`: the client's snapshot as its prepared change applied to
+/// `md`, keeping the client's timestamp, summary counts and schema id.
+fn add_snapshot(
+    md: &TableMetadata,
+    snapshot: &Json,
+    prepared: &HashMap<i64, Change>,
+    table: &str,
+) -> Result<TableMetadata> {
+    let foreign = ForeignSnapshot::parse(snapshot)?;
+    let Some(change) = prepared.get(&foreign.snapshot_id) else {
+        return Err(Error::Invalid(format!(
+            "add-snapshot: snapshot {} was not prepared",
+            foreign.snapshot_id
+        )));
+    };
+    let mut next = change.apply(md, table)?;
+    if let Some(s) = next.snapshots.iter_mut().find(|s| s.snapshot_id == foreign.snapshot_id) {
+        s.timestamp_ms = foreign.timestamp_ms;
+        let summary = std::sync::Arc::make_mut(&mut s.summary);
+        for (k, v) in &foreign.summary {
+            if k != "operation" {
+                summary.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        if let Some(id) = foreign.schema_id
+            && md.spec(id).is_ok()
+        {
+            s.table_spec_id = Some(id);
         }
     }
     Ok(next)

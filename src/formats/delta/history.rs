@@ -96,7 +96,7 @@ pub fn snapshots(commits: &[LogCommit], current: &Snapshot) -> Vec<Snapshot> {
                 sequence_number: version,
                 timestamp_ms: c.timestamp_ms,
                 operation: "delta".to_string(),
-                summary,
+                summary: summary.into(),
                 // Only the version read lists its files (as a snapshot of its own).
                 manifests: None,
                 manifests_file: None,

@@ -22,11 +22,17 @@
 //! their twins): the client's manifests and list are not referenced by the
 //! table afterwards (they stay where the client wrote them).
 //!
+//! An append written on an older snapshot (another client committed
+//! meanwhile) is read against that snapshot and then put on top of the
+//! current one, as our own appends are; it must not drop a file. Any other
+//! operation must be written on the current snapshot (else a 409).
+//!
 //! ```text
 //! parent: [M1 (a, b), M2 (c)]        client's list: [twin(M1), C1 (c: EXISTING, d: ADDED)]
 //! change: keep M1, replace M2 by M2' (c, our entry), add M3 (d)
 //! ```
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use datafusion::arrow::array::AsArray;
@@ -41,7 +47,7 @@ use crate::error::{Error, Result};
 use crate::manifest::format::{PATH, data_files};
 use crate::manifest::{DataFile, read_manifest};
 use crate::provider::planning::PlannedFile;
-use crate::spec::{ManifestFile, TableMetadata};
+use crate::spec::{ManifestFile, Snapshot, TableMetadata};
 use crate::store::TableLocation;
 use crate::table::change::{Change, Operation};
 
@@ -122,7 +128,12 @@ pub async fn adopt(
             detail: format!("snapshot {} is already in the table", snapshot.snapshot_id),
         });
     }
-    if snapshot.parent_snapshot_id != md.current_snapshot_id {
+    // An append written on an older snapshot of the table is put on top of
+    // the current one (as our own appends are, by `Change::apply`); any
+    // other operation must be written on the current snapshot.
+    let rebased = snapshot.parent_snapshot_id != md.current_snapshot_id;
+    let known_parent = snapshot.parent_snapshot_id.is_none_or(|p| md.snapshot(p).is_some());
+    if rebased && !(snapshot.operation == "append" && known_parent) {
         return Err(Error::CommitConflict {
             table: table.to_string(),
             detail: format!(
@@ -135,7 +146,9 @@ pub async fn adopt(
             ),
         });
     }
+    // A rebased append gets the next sequence number when it commits.
     if let Some(seq) = snapshot.sequence_number
+        && !rebased
         && seq != md.last_sequence_number + 1
     {
         return Err(Error::CommitConflict {
@@ -167,8 +180,19 @@ pub async fn adopt(
 
     // The parent's manifests by the stored path of their twin; any other
     // manifest the list names is read file by file (below).
-    let parent = md.current_snapshot();
-    let parent_manifests: Vec<&ManifestFile> = md.current_manifests()?.iter().collect();
+    let parent: Option<Cow<'_, Snapshot>> = match snapshot.parent_snapshot_id.and_then(|id| md.snapshot(id)) {
+        Some(p) if p.manifests.is_some() => Some(Cow::Borrowed(p)),
+        Some(p) => {
+            let mut loaded = p.clone();
+            loaded.manifests = Some(location.snapshot_manifests(md, p.snapshot_id).await?);
+            Some(Cow::Owned(loaded))
+        }
+        None => None,
+    };
+    let parent_manifests: Vec<&ManifestFile> = match &parent {
+        Some(p) => p.manifests()?.iter().collect(),
+        None => Vec::new(),
+    };
     let twins: HashMap<&str, &ManifestFile> = parent_manifests
         .iter()
         .filter_map(|m| Some((m.iceberg.as_ref()?.path.as_str(), *m)))
@@ -278,9 +302,19 @@ pub async fn adopt(
             })
         })
         .collect::<Result<_>>()?;
+    // Only adding files lets an append move onto another snapshot.
+    if rebased && (!removed.is_empty() || !dropped_deletes.is_empty()) {
+        return Err(Error::CommitConflict {
+            table: table.to_string(),
+            detail: format!(
+                "snapshot {} is an append written on an older snapshot, but it drops files of that snapshot",
+                snapshot.snapshot_id
+            ),
+        });
+    }
     // A parent manifest the client rewrote without dropping a file stays
     // as it is; one that lost files is rewritten with the rest.
-    let mut change = Change::new(snapshot.operation()?, parent)?;
+    let mut change = Change::new(snapshot.operation()?, parent.as_deref())?;
     change.snapshot_id = snapshot.snapshot_id;
     for m in dropped_deletes {
         change.replaced.insert(m.path.clone());
@@ -288,7 +322,7 @@ pub async fn adopt(
         change.removed_position_deletes += m.record_count;
     }
     let built = async {
-        if let Some(parent) = parent {
+        if let Some(parent) = &parent {
             change.remove_files(location, md, parent, &removed).await?;
         }
         for (spec_id, files) in &added {

@@ -524,7 +524,7 @@ fn add_snapshot(
         "operation".into(),
         Json::from(crate::spec::iceberg_json::iceberg_operation(snapshot)),
     );
-    for (k, v) in &snapshot.summary {
+    for (k, v) in snapshot.summary.iter() {
         summary.insert(k.clone(), Json::from(v.clone()));
     }
     let mut entry = serde_json::Map::new();

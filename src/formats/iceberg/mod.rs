@@ -293,7 +293,7 @@ fn our_metadata(
                 sequence_number: s.sequence_number,
                 timestamp_ms: s.timestamp_ms,
                 operation,
-                summary,
+                summary: summary.into(),
                 manifests: if Some(s.snapshot_id) == snapshot {
                     manifests.take()
                 } else {
