@@ -35,7 +35,7 @@ use hidden_partitions::formats::iceberg::container::Container;
 use hidden_partitions::formats::{self, ForeignTable, Format};
 use hidden_partitions::manifest::format::PARTITION;
 use hidden_partitions::manifest::read_manifest;
-use hidden_partitions::provider::planning::source_predicate;
+use hidden_partitions::plan::files::source_predicate;
 use hidden_partitions::{StorageOptions, session};
 use object_store::ObjectStoreExt;
 

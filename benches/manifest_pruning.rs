@@ -27,7 +27,7 @@ use hidden_partitions::expr::{evaluate, project_inclusive};
 use hidden_partitions::manifest::format::PARTITION;
 use hidden_partitions::manifest::unique::{check_listed_once, verified_key};
 use hidden_partitions::manifest::{ColumnStats, DataFile, read_manifest};
-use hidden_partitions::provider::planning::{plan_files, source_predicate, stats_pruning_predicate};
+use hidden_partitions::plan::files::{plan_files, source_predicate, stats_pruning_predicate};
 use hidden_partitions::store::TableLocation;
 use hidden_partitions::table::{PartitionFieldDef, Table};
 use hidden_partitions::transform::Transform;
@@ -324,5 +324,5 @@ fn hidden_partitions_stats<'a>(
     batch: &'a datafusion::arrow::array::RecordBatch,
     spec: &'a hidden_partitions::spec::TableSpec,
 ) -> impl datafusion::common::pruning::PruningStatistics + 'a {
-    hidden_partitions::provider::planning::ManifestStatistics::new(batch, spec, &spec.schema)
+    hidden_partitions::plan::files::ManifestStatistics::new(batch, spec, &spec.schema)
 }

@@ -50,7 +50,7 @@ pub enum Error {
     Transform(#[from] TransformError),
     #[error(transparent)]
     Value(#[from] ValueError),
-    #[error("object store: {}", crate::store::connect::describe_error(.0))]
+    #[error("object store: {}", describe_error(.0))]
     ObjectStore(#[from] object_store::Error),
     #[error("parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
@@ -108,4 +108,39 @@ macro_rules! invalid {
 #[macro_export]
 macro_rules! format_err {
     ($($arg:tt)*) => { Err($crate::error::Error::Format(format!($($arg)*))) };
+}
+
+/// An object store error in a sentence: the operation and path as
+/// object_store words them (never a secret), an S3 XML error body cut down
+/// to its code and message, and the common causes named.
+pub fn describe_error(e: &object_store::Error) -> String {
+    let full = e.to_string();
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let start = full.find(&open)? + open.len();
+        let end = full[start..].find(&format!("</{name}>"))? + start;
+        Some(full[start..end].to_string())
+    };
+    let text = match (full.find("<?xml"), tag("Code")) {
+        (Some(at), Some(code)) => {
+            let message = tag("Message").unwrap_or_default();
+            format!("{}{code}: {message}", &full[..at])
+        }
+        _ => full.clone(),
+    };
+    let denied = ["403", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch"];
+    // The last place object_store looks for AWS credentials is the instance
+    // metadata service (a token from `…/latest/api/token`).
+    let no_credentials = ["/latest/api/token", "/latest/meta-data/iam", "169.254.169.254"];
+    if no_credentials.iter().any(|n| text.contains(n)) {
+        format!(
+            "no AWS credentials were found: they are looked for in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or --storage-option aws_access_key_id=… and aws_secret_access_key=…), then a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE), then the instance metadata service, which did not give any ({text})"
+        )
+    } else if text.contains("NoSuchBucket") {
+        format!("the bucket does not exist ({text})")
+    } else if denied.iter().any(|d| text.contains(d)) {
+        format!("access denied, check the credentials ({text})")
+    } else {
+        text
+    }
 }

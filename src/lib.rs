@@ -6,7 +6,7 @@
 //! partition predicates.
 //!
 //! Layers, top to bottom (see `docs/ARCHITECTURE.md`):
-//! [`sql`] → [`catalog`] → [`provider`] → [`expr`] → [`manifest`] →
+//! [`sql`] → [`catalog`] → [`provider`] → [`plan`] → [`expr`] → [`manifest`] →
 //! [`table`] / [`spec`] / [`transform`] / [`values`] → [`store`];
 //! [`formats`] reads Iceberg and Delta tables into [`manifest`]'s shape.
 
@@ -22,6 +22,7 @@ pub mod functions;
 pub mod iceberg;
 pub mod manifest;
 pub mod optimizer;
+pub mod plan;
 pub mod provider;
 pub mod serve;
 pub mod session;

@@ -99,7 +99,7 @@ async fn a_snapshot_proved_whole_is_remembered() {
     use datafusion::logical_expr::{col, lit};
     use hidden_partitions::Warehouse;
     use hidden_partitions::manifest::unique::verified_key;
-    use hidden_partitions::provider::planning::plan_files;
+    use hidden_partitions::plan::files::plan_files;
     let dir = tempfile::tempdir().unwrap();
     let wh = dir.path().join("wh");
     table(&wh).await;

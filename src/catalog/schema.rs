@@ -101,7 +101,7 @@ impl WarehouseSchema {
                 return Err(Error::Invalid(format!(
                     "cannot list the warehouse at {}: {}",
                     self.warehouse.place().url(),
-                    crate::store::connect::describe_error(&e)
+                    crate::error::describe_error(&e)
                 )));
             }
             Err(e) => return Err(e),
@@ -165,7 +165,7 @@ impl WarehouseSchema {
             ))),
             Err(Error::ObjectStore(e)) => Err(Error::Invalid(format!(
                 "table {name} cannot be read: {}",
-                crate::store::connect::describe_error(&e)
+                crate::error::describe_error(&e)
             ))),
             other => other,
         }

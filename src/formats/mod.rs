@@ -138,7 +138,7 @@ pub fn a_format(format: &str) -> String {
     format!("{} {format}", if vowel { "an" } else { "a" })
 }
 
-pub use crate::provider::planning::parse_timestamp_ms;
+pub use crate::plan::files::parse_timestamp_ms;
 
 /// A metadata table (`"t$files"`) or time travel (`"t@123"`) of a foreign
 /// table registered as `base`; `None` when `base` is not one.

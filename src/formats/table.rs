@@ -3,7 +3,7 @@
 //! The table arrives here already in our shape (`TableMetadata`: table
 //! specs, one snapshot, manifests whose batches a `ManifestSource` on the
 //! location supplies), so planning is the same code as for our own tables:
-//! `provider::planning::plan_files`, `expr::is_exact` for `Exact`
+//! `plan::files::plan_files`, `expr::is_exact` for `Exact`
 //! pushdown, and `HiddenPartitionsScanExec` with run-time pruning and
 //! `files=S/T`. What differs per format is only how data files are read:
 //!
@@ -44,7 +44,7 @@ use datafusion::physical_plan::empty::EmptyExec;
 use super::deletes::FileDeletes;
 use super::equality_exec::EqualityDeleteExec;
 use crate::provider::HiddenPartitionsScanExec;
-use crate::provider::planning::{PlannedFile, plan_files, stats_pruning_predicate};
+use crate::plan::files::{PlannedFile, plan_files, stats_pruning_predicate};
 use crate::provider::scan_exec::RuntimeContext;
 use crate::spec::TableMetadata;
 use crate::store::TableLocation;
@@ -323,7 +323,7 @@ impl datafusion::catalog::TableProvider for ForeignTable {
     /// `Exact` when every spec with files decides the filter from partition
     /// values alone; deletes only remove rows, so they don't change that.
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(crate::provider::planning::filter_pushdown(
+        Ok(crate::plan::files::filter_pushdown(
             &self.metadata,
             self.metadata.current_snapshot(),
             filters,
@@ -500,7 +500,7 @@ impl ForeignTable {
     /// never exact; with deletes, neither are the counts.
     fn statistics(
         &self,
-        plan: &crate::provider::planning::FilePlan,
+        plan: &crate::plan::files::FilePlan,
         layout: &ScanLayout,
         extra: usize,
         has_deletes: bool,

@@ -1,10 +1,8 @@
-//! DataFusion integration: the `TableProvider`, file planning, the scan node
-//! and the INSERT sink.
+//! DataFusion integration: the `TableProvider`, the scan node and the
+//! INSERT sink (the files a scan reads are chosen in `plan/`).
 
 pub mod dml;
 pub mod field_ids;
-pub mod planning;
-pub mod positions;
 pub mod scan_exec;
 pub mod sink;
 pub mod table_provider;

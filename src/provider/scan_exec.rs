@@ -43,7 +43,7 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Pla
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 
-use super::planning::SpecFileCount;
+use crate::plan::files::SpecFileCount;
 use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, bind_physical, evaluate, project_inclusive, rewrite_not};
 use crate::spec::{FieldSummary, TableMetadata};
@@ -81,7 +81,7 @@ impl RuntimeContext {
     pub fn new(
         metadata: Arc<TableMetadata>,
         snapshot: Option<&crate::spec::Snapshot>,
-        files: &[super::planning::PlannedFile],
+        files: &[crate::plan::files::PlannedFile],
         requests: Option<ScanRequests>,
         options: crate::store::connect::StorageOptions,
     ) -> Self {

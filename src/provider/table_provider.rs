@@ -27,8 +27,8 @@ use datafusion::physical_plan::empty::EmptyExec;
 
 use super::dml::DmlIntent;
 use super::field_ids::FieldIdAdapterFactory;
-use super::planning::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
-use super::positions;
+use crate::plan::files::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
+use crate::plan::positions;
 use super::scan_exec::{HiddenPartitionsScanExec, JoinKeys, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
@@ -54,7 +54,7 @@ pub struct HiddenPartitionsTable {
     /// rule `optimizer::dml_check` (see `provider::dml`).
     pub(crate) dml: Option<Arc<DmlIntent>>,
     /// A positions scan: the table's columns, then each row's data file and
-    /// position (see `provider::positions`); this is the whole schema.
+    /// position (see `plan::positions`); this is the whole schema.
     pub(crate) positions: Option<SchemaRef>,
     /// Join-key pruning: the predicate the keys of a join's other side
     /// make (added to the scan's filters) and what to report.
@@ -125,7 +125,7 @@ impl HiddenPartitionsTable {
         } else if let Some(tag) = md.refs.get(selector) {
             tag.snapshot_id
         } else {
-            let ts = crate::provider::planning::parse_timestamp_ms(selector)
+            let ts = crate::plan::files::parse_timestamp_ms(selector)
                 .ok_or_else(|| {
                     crate::error::Error::Invalid(format!(
                         "cannot read {selector:?} as a snapshot id, a tag of table {} or a timestamp (e.g. 2024-05-01T12:00:00Z)",
@@ -206,7 +206,7 @@ impl HiddenPartitionsTable {
     }
 
     /// This table with two more columns: each row's data file and its
-    /// position there (see `provider::positions`).
+    /// position there (see `plan::positions`).
     pub fn with_positions(&self) -> Self {
         let mut fields: Vec<_> = self.schema.fields().iter().cloned().collect();
         fields.push(positions::file_field());
@@ -437,7 +437,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
     /// `Exact` when every table spec that has files decides the filter from
     /// partition values alone (see `expr::exact`); `Inexact` otherwise.
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(crate::provider::planning::filter_pushdown(
+        Ok(crate::plan::files::filter_pushdown(
             &self.version.metadata,
             self.snapshot(),
             filters,

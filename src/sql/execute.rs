@@ -19,7 +19,7 @@ use crate::catalog::ddl::{CreateMode, CreatePlan, Created};
 use crate::error::{Error, Result};
 use crate::manifest::write_manifest;
 use crate::provider::HiddenPartitionsScanExec;
-use crate::provider::planning::SpecFileCount;
+use crate::plan::files::SpecFileCount;
 use crate::provider::scan_exec::JoinKeys;
 use crate::provider::write_exec::WriteExec;
 use crate::table::creation::Creation;

@@ -30,7 +30,7 @@ use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, project_inclusive};
 use crate::manifest::format::{PATH, RECORD_COUNT, REFERENCED_DATA_FILE};
 use crate::manifest::{DataFile, Origin, read_manifest, write_delete_manifest, write_manifest, write_manifest_batch};
-use crate::provider::planning::PlannedFile;
+use crate::plan::files::PlannedFile;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
 use crate::store::TableLocation;
 use crate::table::pending::Pending;

@@ -23,7 +23,7 @@
 //!    the join is inner (right with `WHEN NOT MATCHED`, full only with `NOT
 //!    MATCHED BY SOURCE`), only the rows updated or inserted are written, and
 //!    the target rows updated or deleted get position deletes (their file
-//!    and position come from a positions scan, `provider::positions`).
+//!    and position come from a positions scan, `plan::positions`).
 //!
 //! A target row matched by two source rows is an error (SQL standard), and
 //! so nothing is written. The count is the rows updated, deleted or inserted.
@@ -47,8 +47,8 @@ use datafusion::prelude::SessionContext;
 
 use crate::error::{Error, Result};
 use crate::provider::HiddenPartitionsTable;
-use crate::provider::planning::{PlannedFile, source_predicate};
-use crate::provider::positions::{FILE, POS, Positions};
+use crate::plan::files::{PlannedFile, source_predicate};
+use crate::plan::positions::{FILE, POS, Positions};
 use crate::spec::{Snapshot, TableMetadata};
 use crate::store::Versioned;
 use crate::table::Table;

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::expr::predicate::{BinaryOp, Predicate, UnaryOp};
 use crate::manifest::format::{FILE_SIZE, PARTITION, PATH, RECORD_COUNT};
 use crate::manifest::{DataFile, read_manifest};
-use crate::provider::planning::PlannedFile;
+use crate::plan::files::PlannedFile;
 use crate::spec::{Snapshot, TableMetadata, TableSpec};
 use crate::store::Versioned;
 use crate::table::Table;

@@ -4,7 +4,7 @@
 //!
 //! A position is a row's index in its data file (0-based), which is what
 //! Iceberg position deletes record. One plan finds them for all files: a
-//! positions scan (`provider::positions`) of the files, then the condition
+//! positions scan (`plan::positions`) of the files, then the condition
 //! (DELETE; UPDATE and MERGE gather them from their own plans the same way):
 //!
 //! ```text
@@ -48,8 +48,8 @@ use crate::error::{Error, Result};
 use crate::manifest::DataFile;
 use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, sorted_within};
 use crate::provider::HiddenPartitionsTable;
-use crate::provider::planning::PlannedFile;
-use crate::provider::positions::{FILE, POS, Positions};
+use crate::plan::files::PlannedFile;
+use crate::plan::positions::{FILE, POS, Positions};
 use crate::spec::types::PARQUET_FIELD_ID;
 use crate::spec::{Snapshot, TableMetadata};
 use crate::store::TableLocation;

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
 use crate::provider::HiddenPartitionsTable;
-use crate::provider::planning::{PlannedFile, SpecFileCount};
+use crate::plan::files::{PlannedFile, SpecFileCount};
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::Change;

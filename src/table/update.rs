@@ -26,8 +26,8 @@ use datafusion::prelude::lit;
 
 use crate::error::{Error, Result};
 use crate::provider::HiddenPartitionsTable;
-use crate::provider::planning::{PlannedFile, source_predicate};
-use crate::provider::positions::{FILE, POS, Positions};
+use crate::plan::files::{PlannedFile, source_predicate};
+use crate::plan::positions::{FILE, POS, Positions};
 use crate::spec::Snapshot;
 use crate::store::Versioned;
 use crate::table::Table;

@@ -35,7 +35,7 @@ use super::deletes::FileDeletes;
 use super::table::{FileColumns, ForeignReader, ForeignTable};
 use crate::error::{Error, Result};
 use crate::provider::field_ids::FieldIdAdapterFactory;
-use crate::provider::planning::PlannedFile;
+use crate::plan::files::PlannedFile;
 use crate::spec::{Snapshot, TableMetadata};
 use crate::store::TableLocation;
 

@@ -46,7 +46,7 @@ use super::metadata::{IcebergSpec, Rebase};
 use crate::error::{Error, Result};
 use crate::manifest::format::{PATH, data_files};
 use crate::manifest::{DataFile, read_manifest};
-use crate::provider::planning::PlannedFile;
+use crate::plan::files::PlannedFile;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata};
 use crate::store::TableLocation;
 use crate::table::change::{Change, Operation};

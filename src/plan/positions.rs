@@ -3,7 +3,7 @@
 //!
 //! Merge-on-read statements write Iceberg position deletes, which name rows
 //! by `(file_path, pos)`. A positions scan
-//! ([`HiddenPartitionsTable::with_positions`](super::HiddenPartitionsTable::with_positions))
+//! (`HiddenPartitionsTable::with_positions` in `provider/`)
 //! adds two columns after the table's:
 //!
 //! | column      | type                        | from                                                    |
