@@ -43,8 +43,8 @@ use datafusion::physical_plan::empty::EmptyExec;
 
 use super::deletes::FileDeletes;
 use super::equality_exec::EqualityDeleteExec;
-use crate::provider::HiddenPartitionsScanExec;
 use crate::plan::files::{PlannedFile, plan_files, stats_pruning_predicate};
+use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::scan_exec::RuntimeContext;
 use crate::spec::TableMetadata;
 use crate::store::TableLocation;

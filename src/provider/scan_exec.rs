@@ -43,9 +43,9 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Pla
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 
-use crate::plan::files::SpecFileCount;
 use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, bind_physical, evaluate, project_inclusive, rewrite_not};
+use crate::plan::files::SpecFileCount;
 use crate::spec::{FieldSummary, TableMetadata};
 use crate::store::observe::{RequestCounts, Requests};
 

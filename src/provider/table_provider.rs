@@ -27,16 +27,17 @@ use datafusion::physical_plan::empty::EmptyExec;
 
 use super::dml::DmlIntent;
 use super::field_ids::FieldIdAdapterFactory;
-use crate::plan::files::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
-use crate::plan::positions;
 use super::scan_exec::{HiddenPartitionsScanExec, JoinKeys, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
+use crate::plan::files::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
+use crate::plan::positions;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::delete::Delete;
 use crate::table::merge::Merge;
+use crate::table::source::SnapshotSource;
 use crate::table::update::Update;
 
 #[derive(Debug, Clone)]
@@ -62,6 +63,11 @@ pub struct HiddenPartitionsTable {
 }
 
 impl HiddenPartitionsTable {
+    /// `version` of `table` as the source a write statement reads.
+    pub fn open_source(table: Table, version: Versioned) -> crate::error::Result<Arc<dyn SnapshotSource>> {
+        Ok(Arc::new(Self::try_new(table, version)?))
+    }
+
     pub fn try_new(table: Table, version: Versioned) -> crate::error::Result<Self> {
         let spec = version.metadata.current_spec()?;
         let schema = spec.schema.arrow_schema();
@@ -237,6 +243,33 @@ impl HiddenPartitionsTable {
         let mut restricted = self.clone();
         restricted.only = Some(Arc::new(files));
         restricted
+    }
+}
+
+#[async_trait]
+impl SnapshotSource for HiddenPartitionsTable {
+    fn table(&self) -> &Table {
+        HiddenPartitionsTable::table(self)
+    }
+
+    fn metadata(&self) -> &TableMetadata {
+        HiddenPartitionsTable::metadata(self)
+    }
+
+    fn arrow_schema(&self) -> SchemaRef {
+        HiddenPartitionsTable::arrow_schema(self)
+    }
+
+    async fn plan_files(&self, state: &dyn Session, filters: &[Expr]) -> Result<FilePlan> {
+        HiddenPartitionsTable::plan_files(self, state, filters).await
+    }
+
+    fn with_positions(&self) -> Arc<dyn SnapshotSource> {
+        Arc::new(HiddenPartitionsTable::with_positions(self))
+    }
+
+    fn restricted_to(&self, files: HashSet<object_store::path::Path>) -> Arc<dyn SnapshotSource> {
+        Arc::new(HiddenPartitionsTable::restricted_to(self, files))
     }
 }
 
@@ -448,6 +481,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         self.writable("DELETE")?;
         let statement = Delete {
             table: self.table.clone(),
+            open: HiddenPartitionsTable::open_source,
             state: session_state(state)?,
             filters: self.dml_intent("DELETE")?.filters(&self.schema, state)?,
         };
@@ -464,6 +498,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         let intent = self.dml_intent("UPDATE")?;
         let statement = Update {
             table: self.table.clone(),
+            open: HiddenPartitionsTable::open_source,
             state: session_state(state)?,
             assignments: intent.unqualified_assignments()?,
             filters: intent.filters(&self.schema, state)?,
@@ -475,6 +510,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         self.writable("TRUNCATE")?;
         let statement = Delete {
             table: self.table.clone(),
+            open: HiddenPartitionsTable::open_source,
             state: session_state(state)?,
             filters: Vec::new(),
         };
@@ -505,6 +541,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         let source = Arc::new(datafusion::datasource::MemTable::try_new(schema, vec![batches])?);
         let statement = Merge {
             table: self.table.clone(),
+            open: HiddenPartitionsTable::open_source,
             state,
             source,
             target_alias,

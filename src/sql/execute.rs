@@ -18,8 +18,8 @@ use crate::catalog::WarehouseSchema;
 use crate::catalog::ddl::{CreateMode, CreatePlan, Created};
 use crate::error::{Error, Result};
 use crate::manifest::write_manifest;
-use crate::provider::HiddenPartitionsScanExec;
 use crate::plan::files::SpecFileCount;
+use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::scan_exec::JoinKeys;
 use crate::provider::write_exec::WriteExec;
 use crate::table::creation::Creation;
@@ -811,6 +811,7 @@ async fn execute_procedure(
             };
             let statement = crate::table::optimize::Optimize {
                 table: provider.table().clone(),
+                open: crate::provider::HiddenPartitionsTable::open_source,
                 state: ctx.state(),
                 threshold,
                 filters,

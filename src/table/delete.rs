@@ -22,7 +22,6 @@ use datafusion::prelude::lit;
 
 use crate::error::Result;
 use crate::expr::all_rows_match;
-use crate::provider::HiddenPartitionsTable;
 use crate::plan::files::PlannedFile;
 use crate::plan::files::source_predicate;
 use crate::spec::Snapshot;
@@ -33,6 +32,7 @@ use crate::table::position_deletes::{RowDeletes, matching_positions};
 use crate::table::properties::{DELETE_MODE, check_v3_modes, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Rewritten, as_is, rewrite};
+use crate::table::source::{OpenSource, SnapshotSource};
 use crate::table::writer::delete_files;
 
 impl Delete {
@@ -41,7 +41,7 @@ impl Delete {
     /// delete file.
     async fn merge_on_read(
         &self,
-        provider: &HiddenPartitionsTable,
+        provider: &dyn SnapshotSource,
         snapshot: &Snapshot,
         predicate: crate::expr::Predicate,
         whole: Vec<PlannedFile>,
@@ -76,6 +76,8 @@ impl Delete {
 #[derive(Debug)]
 pub struct Delete {
     pub table: Table,
+    /// Reads a snapshot of the table (see `table::source`).
+    pub open: OpenSource,
     pub state: SessionState,
     pub filters: Vec<Expr>,
 }
@@ -86,7 +88,7 @@ impl WriteStatement for Delete {
         &self.table
     }
 
-    async fn choose(&self, provider: &HiddenPartitionsTable) -> Result<Chosen> {
+    async fn choose(&self, provider: &dyn SnapshotSource) -> Result<Chosen> {
         let md = provider.metadata();
         let plan = provider.plan_files(&self.state, &self.filters).await?;
         let predicate = source_predicate(&self.filters, &md.current_spec()?.schema);
@@ -107,7 +109,7 @@ impl WriteStatement for Delete {
     }
 
     async fn attempt(&self, base: Versioned) -> Result<Attempt> {
-        let provider = HiddenPartitionsTable::try_new(self.table.clone(), base)?;
+        let provider = (self.open)(self.table.clone(), base)?;
         let md = provider.metadata();
         let Some(snapshot) = md.current_snapshot() else {
             return Ok(Attempt::nothing(Operation::Delete));
@@ -117,17 +119,19 @@ impl WriteStatement for Delete {
             read: partial,
             dropped: whole,
             ..
-        } = self.choose(&provider).await?;
+        } = self.choose(&*provider).await?;
         if merge_on_read(md, DELETE_MODE) && !self.table.is_foreign() {
             check_v3_modes(md)?;
-            return self.merge_on_read(&provider, snapshot, predicate, whole, partial).await;
+            return self
+                .merge_on_read(&*provider, snapshot, predicate, whole, partial)
+                .await;
         }
         let rewritten = if partial.is_empty() {
             Rewritten::default()
         } else {
             let keep = conjunction(self.filters.clone()).unwrap_or(lit(true)).is_not_true();
             let files: HashSet<_> = partial.iter().map(|f| f.path.clone()).collect();
-            rewrite(&self.state, &provider, files, |scan| scan.filter(keep), as_is()).await?
+            rewrite(&self.state, &*provider, files, |scan| scan.filter(keep), as_is()).await?
         };
         let mut change = Change::new(Operation::Delete, Some(snapshot))?;
         change.scope = ConflictScope::Matching(predicate);

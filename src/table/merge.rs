@@ -46,7 +46,6 @@ use datafusion::logical_expr::{BinaryExpr, Expr, JoinType, LogicalPlanBuilder, O
 use datafusion::prelude::SessionContext;
 
 use crate::error::{Error, Result};
-use crate::provider::HiddenPartitionsTable;
 use crate::plan::files::{PlannedFile, source_predicate};
 use crate::plan::positions::{FILE, POS, Positions};
 use crate::spec::{Snapshot, TableMetadata};
@@ -57,6 +56,7 @@ use crate::table::position_deletes::replacing_rows;
 use crate::table::properties::{MERGE_MODE, check_v3_modes, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Post, rewrite};
+use crate::table::source::{OpenSource, SnapshotSource};
 use crate::table::writer::delete_files;
 
 /// Past this many distinct source keys, files are planned with a range.
@@ -73,6 +73,8 @@ const BOTH: &str = "__hp_both";
 #[derive(Debug)]
 pub struct Merge {
     pub table: Table,
+    /// Reads a snapshot of the table (see `table::source`).
+    pub open: OpenSource,
     pub state: SessionState,
     pub source: Arc<MemTable>,
     /// How `ON` and the clauses name the target and the source.
@@ -88,7 +90,7 @@ impl WriteStatement for Merge {
         &self.table
     }
 
-    async fn choose(&self, provider: &HiddenPartitionsTable) -> Result<Chosen> {
+    async fn choose(&self, provider: &dyn SnapshotSource) -> Result<Chosen> {
         let filters: Vec<Expr> = self.key_filter().await?.into_iter().collect();
         if provider.metadata().current_snapshot().is_none() {
             return Ok(Chosen::default());
@@ -102,11 +104,11 @@ impl WriteStatement for Merge {
     }
 
     async fn attempt(&self, base: Versioned) -> Result<Attempt> {
-        let provider = HiddenPartitionsTable::try_new(self.table.clone(), base)?;
+        let provider = (self.open)(self.table.clone(), base)?;
         let md = provider.metadata();
         let snapshot = md.current_snapshot();
         let key_filter = self.key_filter().await?;
-        let plan = self.choose(&provider).await?;
+        let plan = self.choose(&*provider).await?;
         let inserts = self.clauses.iter().any(|c| c.kind.is_not_matched_by_target());
         if plan.read.is_empty() && !inserts {
             return Ok(Attempt::nothing(Operation::Merge));
@@ -116,12 +118,12 @@ impl WriteStatement for Merge {
         if let Some(snapshot) = snapshot.filter(|_| merge_on_read(md, MERGE_MODE) && !self.table.is_foreign()) {
             check_v3_modes(md)?;
             return self
-                .merge_on_read(&provider, snapshot, plan.read, files, key_filter)
+                .merge_on_read(&*provider, snapshot, plan.read, files, key_filter)
                 .await;
         }
         let rewritten = rewrite(
             &self.state,
-            &provider,
+            &*provider,
             files,
             |scan| self.shape(scan, &schema, false),
             post(schema.clone()),
@@ -158,7 +160,7 @@ impl Merge {
     /// Target rows no clause acts on are not read past the join.
     async fn merge_on_read(
         &self,
-        provider: &HiddenPartitionsTable,
+        provider: &dyn SnapshotSource,
         snapshot: &Snapshot,
         read: Vec<PlannedFile>,
         files: HashSet<object_store::path::Path>,
@@ -169,7 +171,7 @@ impl Merge {
         let gathered = Arc::new(Mutex::new(Positions::default()));
         let rewritten = rewrite(
             &self.state,
-            &provider.with_positions(),
+            &*provider.with_positions(),
             files,
             |scan| self.shape(scan, &schema, true),
             post_merge_on_read(schema.fields().len(), Arc::clone(&gathered)),

@@ -22,6 +22,7 @@ pub mod properties;
 pub mod purge;
 pub mod retry;
 pub mod rewrite;
+pub mod source;
 pub mod tags;
 pub mod update;
 pub mod writer;

@@ -21,12 +21,12 @@ use datafusion::execution::SessionState;
 use datafusion::logical_expr::Expr;
 
 use crate::error::{Error, Result};
-use crate::provider::HiddenPartitionsTable;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{as_is, rewrite};
+use crate::table::source::{OpenSource, SnapshotSource};
 use crate::table::writer::delete_files;
 
 /// Files below this size are compacted by default.
@@ -39,6 +39,8 @@ pub const MAX_THRESHOLD: u64 = 1 << 50;
 #[derive(Debug)]
 pub struct Optimize {
     pub table: Table,
+    /// Reads a snapshot of the table (see `table::source`).
+    pub open: OpenSource,
     pub state: SessionState,
     pub threshold: u64,
     pub filters: Vec<Expr>,
@@ -50,7 +52,7 @@ impl WriteStatement for Optimize {
         &self.table
     }
 
-    async fn choose(&self, provider: &HiddenPartitionsTable) -> Result<Chosen> {
+    async fn choose(&self, provider: &dyn SnapshotSource) -> Result<Chosen> {
         let md = provider.metadata();
         let plan = provider.plan_files(&self.state, &self.filters).await?;
         let current = md.current_spec_id;
@@ -84,17 +86,17 @@ impl WriteStatement for Optimize {
     }
 
     async fn attempt(&self, base: Versioned) -> Result<Attempt> {
-        let provider = HiddenPartitionsTable::try_new(self.table.clone(), base)?;
+        let provider = (self.open)(self.table.clone(), base)?;
         let md = provider.metadata();
         let Some(snapshot) = md.current_snapshot() else {
             return Ok(Attempt::nothing(Operation::Optimize));
         };
-        let chosen = self.choose(&provider).await?;
+        let chosen = self.choose(&*provider).await?;
         if chosen.read.is_empty() {
             return Ok(Attempt::nothing(Operation::Optimize));
         }
         let files: HashSet<_> = chosen.read.iter().map(|f| f.path.clone()).collect();
-        let rewritten = rewrite(&self.state, &provider, files, Ok, as_is()).await?;
+        let rewritten = rewrite(&self.state, &*provider, files, Ok, as_is()).await?;
         let read_rows: u64 = chosen.read.iter().map(|f| f.live_rows()).sum();
         if rewritten.rows != read_rows {
             delete_files(&self.table.location, &rewritten.files).await;

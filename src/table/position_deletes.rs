@@ -47,7 +47,6 @@ use parquet::schema::types::ColumnPath;
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
 use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, sorted_within};
-use crate::provider::HiddenPartitionsTable;
 use crate::plan::files::PlannedFile;
 use crate::plan::positions::{FILE, POS, Positions};
 use crate::spec::types::PARQUET_FIELD_ID;
@@ -57,19 +56,20 @@ use crate::table::change::{Change, ConflictScope, Operation};
 use crate::table::pending::Pending;
 use crate::table::retry::Attempt;
 use crate::table::rewrite::Rewritten;
+use crate::table::source::SnapshotSource;
 use crate::table::writer::delete_files;
 
 /// The positions of the rows of each of `files` (of `table`) for which
 /// `condition` is true; files with none are left out.
 pub async fn matching_positions(
     state: &SessionState,
-    table: &HiddenPartitionsTable,
+    table: &dyn SnapshotSource,
     files: &[PlannedFile],
     condition: &Expr,
 ) -> Result<Vec<(usize, Vec<u64>)>> {
     let paths: HashSet<_> = files.iter().map(|f| f.path.clone()).collect();
     let scan = table.with_positions().restricted_to(paths);
-    let plan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(Arc::new(scan)), None)?
+    let plan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(scan), None)?
         .filter(condition.clone())?
         .project(vec![col(FILE), col(POS)])?
         .build()?;
@@ -87,7 +87,7 @@ pub async fn matching_positions(
 /// the rows it replaced or deleted. Nothing to commit when it acted on no
 /// row; on error, what it wrote is deleted.
 pub async fn replacing_rows(
-    provider: &HiddenPartitionsTable,
+    provider: &dyn SnapshotSource,
     snapshot: &Snapshot,
     operation: Operation,
     scope: ConflictScope,

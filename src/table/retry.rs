@@ -6,11 +6,11 @@ use async_trait::async_trait;
 
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
-use crate::provider::HiddenPartitionsTable;
 use crate::plan::files::{PlannedFile, SpecFileCount};
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::Change;
+use crate::table::source::SnapshotSource;
 use crate::table::writer::delete_files;
 
 /// How many times a statement is attempted before a conflict is reported.
@@ -67,7 +67,7 @@ pub trait WriteStatement: std::fmt::Debug + Send + Sync {
     fn table(&self) -> &Table;
     /// The files a run against `table` (a snapshot of this statement's
     /// table) would read and drop (`EXPLAIN FILES` shows them).
-    async fn choose(&self, table: &HiddenPartitionsTable) -> Result<Chosen>;
+    async fn choose(&self, table: &dyn SnapshotSource) -> Result<Chosen>;
     /// Plan against `base` and write the new files; nothing is committed.
     async fn attempt(&self, base: Versioned) -> Result<Attempt>;
     /// Whether a conflict may be resolved by starting over (false when the

@@ -29,7 +29,7 @@ use object_store::path::Path;
 
 use crate::error::Result;
 use crate::manifest::DataFile;
-use crate::provider::HiddenPartitionsTable;
+use crate::table::source::SnapshotSource;
 use crate::table::writer::write_stream;
 
 /// Name of the flag column an UPDATE appends to count matched rows.
@@ -68,17 +68,13 @@ pub fn count_last_flag() -> Post {
 /// and write the resulting rows (the table's columns) as new files.
 pub async fn rewrite(
     state: &SessionState,
-    table: &HiddenPartitionsTable,
+    table: &dyn SnapshotSource,
     files: HashSet<Path>,
     shape: impl FnOnce(LogicalPlanBuilder) -> datafusion::error::Result<LogicalPlanBuilder>,
     mut post: Post,
 ) -> Result<Rewritten> {
     let restricted = table.restricted_to(files);
-    let scan = LogicalPlanBuilder::scan(
-        table.table().name.clone(),
-        provider_as_source(Arc::new(restricted)),
-        None,
-    )?;
+    let scan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(restricted), None)?;
     let plan = shape(scan)?.build()?;
     let physical = state.create_physical_plan(&plan).await?;
     let task = state.task_ctx();

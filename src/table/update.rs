@@ -25,7 +25,6 @@ use datafusion::logical_expr::{Expr, ExprSchemable, cast, col, when};
 use datafusion::prelude::lit;
 
 use crate::error::{Error, Result};
-use crate::provider::HiddenPartitionsTable;
 use crate::plan::files::{PlannedFile, source_predicate};
 use crate::plan::positions::{FILE, POS, Positions};
 use crate::spec::Snapshot;
@@ -36,6 +35,7 @@ use crate::table::position_deletes::replacing_rows;
 use crate::table::properties::{UPDATE_MODE, check_v3_modes, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{MATCHED, Post, count_last_flag, rewrite};
+use crate::table::source::{OpenSource, SnapshotSource};
 use crate::table::writer::delete_files;
 
 impl Update {
@@ -78,7 +78,7 @@ impl Update {
     /// positions to position delete files.
     async fn merge_on_read(
         &self,
-        provider: &HiddenPartitionsTable,
+        provider: &dyn SnapshotSource,
         snapshot: &Snapshot,
         read: Vec<PlannedFile>,
         files: HashSet<object_store::path::Path>,
@@ -97,7 +97,7 @@ impl Update {
         });
         let rewritten = rewrite(
             &self.state,
-            &provider.with_positions(),
+            &*provider.with_positions(),
             files,
             |scan| {
                 let mut columns = self.new_values(&schema, scan.schema(), None)?;
@@ -124,6 +124,8 @@ impl Update {
 #[derive(Debug)]
 pub struct Update {
     pub table: Table,
+    /// Reads a snapshot of the table (see `table::source`).
+    pub open: OpenSource,
     pub state: SessionState,
     pub assignments: Vec<(String, Expr)>,
     pub filters: Vec<Expr>,
@@ -135,7 +137,7 @@ impl WriteStatement for Update {
         &self.table
     }
 
-    async fn choose(&self, provider: &HiddenPartitionsTable) -> Result<Chosen> {
+    async fn choose(&self, provider: &dyn SnapshotSource) -> Result<Chosen> {
         let plan = provider.plan_files(&self.state, &self.filters).await?;
         Ok(Chosen {
             counts: plan.counts,
@@ -145,7 +147,7 @@ impl WriteStatement for Update {
     }
 
     async fn attempt(&self, base: Versioned) -> Result<Attempt> {
-        let provider = HiddenPartitionsTable::try_new(self.table.clone(), base)?;
+        let provider = (self.open)(self.table.clone(), base)?;
         let md = provider.metadata();
         let schema = provider.arrow_schema();
         for (name, _) in &self.assignments {
@@ -159,7 +161,7 @@ impl WriteStatement for Update {
         let Some(snapshot) = md.current_snapshot() else {
             return Ok(Attempt::nothing(Operation::Update));
         };
-        let chosen = self.choose(&provider).await?;
+        let chosen = self.choose(&*provider).await?;
         if chosen.read.is_empty() {
             return Ok(Attempt::nothing(Operation::Update));
         }
@@ -168,12 +170,12 @@ impl WriteStatement for Update {
         if merge_on_read(md, UPDATE_MODE) && !self.table.is_foreign() {
             check_v3_modes(md)?;
             return self
-                .merge_on_read(&provider, snapshot, chosen.read, files, matched)
+                .merge_on_read(&*provider, snapshot, chosen.read, files, matched)
                 .await;
         }
         let rewritten = rewrite(
             &self.state,
-            &provider,
+            &*provider,
             files,
             |scan| {
                 let mut columns = self.new_values(&schema, scan.schema(), Some(&matched))?;

@@ -34,8 +34,8 @@ use self::convert::{DeltaManifests, convert};
 use super::deletes::FileDeletes;
 use super::table::{FileColumns, ForeignReader, ForeignTable};
 use crate::error::{Error, Result};
-use crate::provider::field_ids::FieldIdAdapterFactory;
 use crate::plan::files::PlannedFile;
+use crate::provider::field_ids::FieldIdAdapterFactory;
 use crate::spec::{Snapshot, TableMetadata};
 use crate::store::TableLocation;
 

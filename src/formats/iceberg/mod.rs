@@ -49,8 +49,8 @@ use self::metadata::{IcebergMetadata, Rebase, current_metadata_file, location_ur
 use super::deletes::FileDeletes;
 use super::table::{FileColumns, ForeignReader, ForeignTable};
 use crate::error::{Error, Result};
-use crate::provider::field_ids::FieldIdAdapterFactory;
 use crate::plan::files::PlannedFile;
+use crate::provider::field_ids::FieldIdAdapterFactory;
 use crate::spec::{ManifestFile, Schema, Snapshot, SnapshotRef, TableMetadata};
 use crate::store::TableLocation;
 

@@ -1,0 +1,83 @@
+//! Each layer only looks down: the imports that once went up (`table/` →
+//! `provider/`, `error.rs` ↔ `store/`) must not come back.
+
+use std::path::{Path, PathBuf};
+
+fn sources(under: &Path) -> Vec<PathBuf> {
+    if under.is_file() {
+        return vec![under.to_path_buf()];
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(under).unwrap() {
+        files.extend(sources(&entry.unwrap().path()));
+    }
+    files
+}
+
+/// The lines of `layer` (a file or folder under `src/`) that import one of
+/// `above` (`crate::<module>` outside comments).
+fn upward_imports(layer: &str, above: &[&str]) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for file in sources(&root.join(layer)) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for module in above {
+                let path = format!("crate::{module}");
+                let hit = code
+                    .match_indices(&path)
+                    .any(|(at, _)| !code[at + path.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'));
+                if hit {
+                    found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn table_does_not_import_the_layers_above_it() {
+    let found = upward_imports(
+        "table",
+        &["provider", "catalog", "sql", "serve", "optimizer", "session"],
+    );
+    assert!(
+        found.is_empty(),
+        "table/ imports a layer above it:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn plan_is_below_provider_and_table() {
+    let found = upward_imports(
+        "plan",
+        &["provider", "table", "catalog", "sql", "serve", "optimizer", "formats"],
+    );
+    assert!(
+        found.is_empty(),
+        "plan/ imports a layer above it:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn errors_import_no_store() {
+    let found = upward_imports(
+        "error.rs",
+        &["store", "table", "provider", "catalog", "manifest", "spec"],
+    );
+    assert!(
+        found.is_empty(),
+        "error.rs imports a layer above it:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_check_finds_an_import() {
+    // The check itself must be able to fail: provider/ does import table/.
+    assert!(!upward_imports("provider", &["table"]).is_empty());
+}
