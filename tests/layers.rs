@@ -1,5 +1,6 @@
 //! Each layer only looks down: the imports that once went up (`table/` →
-//! `provider/`, `error.rs` ↔ `store/`) must not come back.
+//! `provider/`, `error.rs` ↔ `store/`, `manifest/` → `table/`) must not come
+//! back.
 
 use std::path::{Path, PathBuf};
 
@@ -72,6 +73,16 @@ fn errors_import_no_store() {
     assert!(
         found.is_empty(),
         "error.rs imports a layer above it:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn manifests_do_not_import_table() {
+    let found = upward_imports("manifest", &["table", "provider", "plan", "catalog", "sql", "serve"]);
+    assert!(
+        found.is_empty(),
+        "manifest/ imports a layer above it:\n{}",
         found.join("\n")
     );
 }

@@ -27,8 +27,8 @@ pub struct DataFile {
     pub partition_strings: Vec<Option<String>>,
     pub column_stats: Vec<ColumnStats>,
     /// Set on files this process wrote and has not committed yet: while it
-    /// lives, orphan removal keeps the file (see `table::pending`).
-    pub pending: Option<crate::table::pending::Pending>,
+    /// lives, orphan removal keeps the file (see `store::pending`).
+    pub pending: Option<crate::store::pending::Pending>,
     /// Iceberg v3 row lineage: the row id of the file's first row, once a
     /// manifest list assigned it (`None` for new files: inherited).
     pub first_row_id: Option<i64>,

@@ -6,6 +6,7 @@ pub mod connect;
 pub mod iceberg_commit;
 pub mod location;
 pub mod observe;
+pub mod pending;
 pub mod snapshot_manifests;
 pub mod url;
 

@@ -33,7 +33,7 @@ use crate::manifest::{DataFile, Origin, read_manifest, write_delete_manifest, wr
 use crate::plan::files::PlannedFile;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
 use crate::store::TableLocation;
-use crate::table::pending::Pending;
+use crate::store::pending::Pending;
 
 /// What kind of statement made a snapshot (recorded as its `operation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub struct Change {
     referenced: BTreeSet<String>,
     pub scope: ConflictScope,
     /// Keeps the manifests this change writes from orphan removal until it
-    /// is committed or dropped (see `table::pending`).
+    /// is committed or dropped (see `store::pending`).
     pub pending: Pending,
     /// Every data file the added manifests list (survivors and new files):
     /// a change never lists one twice.

@@ -16,7 +16,6 @@ pub mod merge;
 pub mod optimize;
 pub mod orphans;
 pub mod overwrite;
-pub mod pending;
 pub mod position_deletes;
 pub mod properties;
 pub mod purge;

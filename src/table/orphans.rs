@@ -28,7 +28,7 @@
 //! - reads the latest version *after* listing (a commit that landed
 //!   meanwhile is seen);
 //! - never deletes a file younger than the oldest write of this process
-//!   that has not committed (`table::pending`);
+//!   that has not committed (`store::pending`);
 //! - refuses a threshold under 24 hours (writers of other processes cannot
 //!   be seen) unless the session says none runs:
 //!   `SET hidden_partitions.no_concurrent_writers = true`.
@@ -373,7 +373,7 @@ pub async fn remove_orphans(
     let mut cutoff_ms = crate::table::expire::cutoff_ms(Utc::now().timestamp_millis(), retention)?;
     // Files of this process's writes that have not committed are younger
     // than their write's start.
-    if let Some(start) = crate::table::pending::oldest_start_ms() {
+    if let Some(start) = crate::store::pending::oldest_start_ms() {
         cutoff_ms = cutoff_ms.min(start.saturating_sub(CLOCK_MARGIN_MS));
     }
     let cutoff = DateTime::from_timestamp_millis(cutoff_ms).ok_or_else(out_of_range)?;

@@ -36,7 +36,7 @@ use crate::manifest::stats::StatsCollector;
 use crate::manifest::{ColumnStats, DataFile};
 use crate::spec::TableSpec;
 use crate::store::TableLocation;
-use crate::table::pending::Pending;
+use crate::store::pending::Pending;
 use crate::transform::Transform;
 use crate::values;
 

@@ -5,7 +5,7 @@
 //! metadata version that references them; until then those files look like
 //! orphans. Every writer holds a [`Pending`] from before its first file until
 //! its files are committed or dropped: the data files it returns carry it
-//! (see `DataFile::pending`), and so does its [`crate::table::change::Change`].
+//! (see `DataFile::pending`), and so does its change (`table::change::Change`).
 //! `remove_orphan_files` keeps every file younger than the oldest pending
 //! write's start. Other processes cannot be seen from here; the retention
 //! floor covers them (see `table::orphans`).
