@@ -1,6 +1,6 @@
 //! Where a table's manifest batches come from.
 //!
-//! Planning (`provider::planning`) and the metadata tables ask for a
+//! Planning (`plan::files`) and the metadata tables ask for a
 //! manifest as one Arrow batch in the layout of [`super::format`]; they do
 //! not know whether it was a Parquet manifest of ours or, say, an Iceberg
 //! Avro manifest converted on the fly. A [`TableLocation`] carries the
