@@ -5,10 +5,15 @@
 //! statistics, and pruning that turns filters on source columns into
 //! partition predicates.
 //!
-//! Layers, top to bottom (see `docs/ARCHITECTURE.md`):
-//! [`sql`] → [`catalog`] → [`provider`] → [`plan`] → [`expr`] → [`manifest`] →
-//! [`table`] / [`spec`] / [`transform`] / [`values`] → [`store`];
+//! Layers, top to bottom; each imports the ones below it (see
+//! `docs/ARCHITECTURE.md`, and `tests/layers.rs` for what is checked):
+//! [`sql`] → [`catalog`] → [`provider`] → [`table`] → [`plan`] → [`expr`] →
+//! [`manifest`] → [`store`] → [`spec`] → [`transform`] / [`values`];
 //! [`formats`] reads Iceberg and Delta tables into [`manifest`]'s shape.
+//! Still looking up: `provider/` takes `SHOW CREATE TABLE` text and time
+//! travel from `catalog/`, and `store/iceberg_commit.rs` reads manifests to
+//! write their Iceberg twins with [`iceberg`]'s encoders, which take
+//! [`manifest`]'s data files.
 
 #[cfg(feature = "ballista")]
 pub mod ballista;
