@@ -33,7 +33,7 @@ pub const LISTING_RULE_NAME: &str = "hidden_partitions_information_schema";
 const READ_EVERY_TABLE: [&str; 2] = ["columns", "views"];
 
 /// Scans of `information_schema.columns` / `.views` read the session's
-/// catalogs through [`Listing`].
+/// catalogs through `Listing`.
 #[derive(Debug)]
 pub struct ListingSkipsDamaged {
     catalogs: Arc<dyn CatalogProviderList>,

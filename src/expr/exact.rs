@@ -13,7 +13,7 @@
 //! | `d = v`, `d IN (…)`        | `day(d)` (date) | always: each value is its own partition  |
 //! | `n >= 20`                  | `truncate[10]`  | 20 starts a bucket of ten                |
 //! | `s LIKE 'ab%'`             | `truncate[3]`   | the prefix has at most 3 code points     |
-//! | anything                   | `bucket[N]`     | never (except IS [NOT] NULL)             |
+//! | anything                   | `bucket[N]`     | never (except IS (NOT) NULL)             |
 //!
 //! AND / OR of exact parts are exact (three-valued logic composes); anything
 //! `Unknown` is not.

@@ -1,7 +1,7 @@
 //! Filters → partition predicates, one visitor per step:
-//! [`bind`] (DataFusion `Expr` → [`Predicate`] on field ids) →
-//! [`rewrite_not`] (push NOT to the leaves) → [`project`] (per table spec,
-//! inclusive projection through each partition transform) → [`evaluate`]
+//! [`bind`](fn@bind) (DataFusion `Expr` → [`Predicate`] on field ids) →
+//! [`rewrite_not`](fn@rewrite_not) (push NOT to the leaves) → [`project`] (per table spec,
+//! inclusive projection through each partition transform) → [`evaluate`](fn@evaluate)
 //! (vectorized over a manifest's partition columns).
 
 pub mod bind;

@@ -11,7 +11,7 @@
 //! | `x <> v`, `NOT IN`    | same        | true                               | true                 |
 //! | `x IN (a, b)`         | same        | `p IN (t(a), t(b))`                | `p IN (bucket(a), …)`|
 //! | `x IS [NOT] NULL`     | same        | same                               | same                 |
-//! | `x LIKE 'ab%'`        | same        | truncate[W] on strings: `p LIKE 'ab%'` if 2 < W, else `p = t('ab…')` | true |
+//! | `x LIKE 'ab%'`        | same        | `truncate[W]` on strings: `p LIKE 'ab%'` if 2 < W, else `p = t('ab…')` | true |
 //!
 //! Strings under truncate compare by prefix: `x < v` gives `p <= t(v)`.
 //! Every transform here is order preserving and floors pre-1970 values, so

@@ -7,8 +7,8 @@
 //! | `month(ts)`, `months(ts)`| month          |
 //! | `day(ts)`, `days(ts)`, `date(ts)` | day   |
 //! | `hour(ts)`, `hours(ts)`  | hour           |
-//! | `bucket(16, id)`         | bucket[16] (also `bucket(id, 16)`) |
-//! | `truncate(4, s)`         | truncate[4] (also `truncate(s, 4)`) |
+//! | `bucket(16, id)`         | `bucket[16]` (also `bucket(id, 16)`) |
+//! | `truncate(4, s)`         | `truncate[4]` (also `truncate(s, 4)`) |
 //! | `void(c)`                | void           |
 //!
 //! Any item may end in `AS name` to name the partition field.

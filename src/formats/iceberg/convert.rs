@@ -9,7 +9,7 @@
 //! | Iceberg spec 2 of `evolved`                 | our table spec 2 (schema = read schema)  |
 //! |---------------------------------------------|------------------------------------------|
 //! | 1001 `ts_day`: day(3)                       | 1001 `ts_day`: day(ts)                   |
-//! | 1003 `id_bucket`: bucket[4](1)              | 1003 `id_bucket`: bucket[4](id)          |
+//! | 1003 `id_bucket`: `bucket[4](1)`            | 1003 `id_bucket`: `bucket[4](id)`        |
 //! | 1005 `z`: zorder(1) (unknown transform)     | — left out: read, never pruned on        |
 //!
 //! A field whose transform is unknown, whose source column the read schema
