@@ -38,53 +38,43 @@ fn upward_imports(layer: &str, above: &[&str]) -> Vec<String> {
     found
 }
 
-#[test]
-fn table_does_not_import_the_layers_above_it() {
-    let found = upward_imports(
-        "table",
-        &["provider", "catalog", "sql", "serve", "optimizer", "session"],
-    );
+/// Fails, naming the lines, when `layer` imports one of `above`.
+fn assert_looks_down(layer: &str, above: &[&str]) {
+    let found = upward_imports(layer, above);
     assert!(
         found.is_empty(),
-        "table/ imports a layer above it:\n{}",
+        "{layer} imports a layer above it:\n{}",
         found.join("\n")
+    );
+}
+
+#[test]
+fn table_does_not_import_the_layers_above_it() {
+    assert_looks_down(
+        "table",
+        &["provider", "catalog", "sql", "serve", "optimizer", "session"],
     );
 }
 
 #[test]
 fn plan_is_below_provider_and_table() {
-    let found = upward_imports(
+    assert_looks_down(
         "plan",
         &["provider", "table", "catalog", "sql", "serve", "optimizer", "formats"],
-    );
-    assert!(
-        found.is_empty(),
-        "plan/ imports a layer above it:\n{}",
-        found.join("\n")
     );
 }
 
 #[test]
 fn errors_import_no_store() {
-    let found = upward_imports(
+    assert_looks_down(
         "error.rs",
         &["store", "table", "provider", "catalog", "manifest", "spec"],
-    );
-    assert!(
-        found.is_empty(),
-        "error.rs imports a layer above it:\n{}",
-        found.join("\n")
     );
 }
 
 #[test]
 fn manifests_do_not_import_table() {
-    let found = upward_imports("manifest", &["table", "provider", "plan", "catalog", "sql", "serve"]);
-    assert!(
-        found.is_empty(),
-        "manifest/ imports a layer above it:\n{}",
-        found.join("\n")
-    );
+    assert_looks_down("manifest", &["table", "provider", "plan", "catalog", "sql", "serve"]);
 }
 
 #[test]

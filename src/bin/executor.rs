@@ -4,8 +4,8 @@
 use clap::Parser;
 use hidden_partitions::ballista::{ExecutorArgs, run_executor};
 
-/// The allocator of the command-line tool: long-running (a REST catalog
-/// server), it keeps allocating as fast as when it started.
+/// mimalloc, as the command-line tool: a long-running server keeps
+/// allocating as fast as when it started (glibc's heap fragments).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

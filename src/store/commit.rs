@@ -78,11 +78,7 @@ impl VersionDoc {
                 let (bytes, read) = crate::spec::validate::to_checked_json(md)?;
                 Ok((bytes, Self::Table(read)))
             }
-            Self::Dropped(t) => {
-                let bytes = serde_json::to_vec_pretty(t)?;
-                let read = Self::from_json(&bytes)?;
-                Ok((bytes, read))
-            }
+            Self::Dropped(t) => Ok((serde_json::to_vec_pretty(t)?, self.clone())),
         }
     }
 
@@ -286,15 +282,13 @@ impl TableLocation {
     /// Load the latest version of a live table; `TableNotFound` when there
     /// is none or the table was dropped.
     pub async fn load(&self) -> Result<Versioned> {
-        match self.load_latest().await? {
-            Some(loaded) if loaded.table().is_some() => {
-                let version = loaded.version;
-                match loaded.into_doc() {
-                    VersionDoc::Table(metadata) => Ok(Versioned { version, metadata }),
-                    VersionDoc::Dropped(_) => Err(Error::TableNotFound(self.url())),
-                }
-            }
-            _ => Err(Error::TableNotFound(self.url())),
+        let Some(loaded) = self.load_latest().await? else {
+            return Err(Error::TableNotFound(self.url()));
+        };
+        let version = loaded.version;
+        match loaded.into_doc() {
+            VersionDoc::Table(metadata) => Ok(Versioned { version, metadata }),
+            VersionDoc::Dropped(_) => Err(Error::TableNotFound(self.url())),
         }
     }
 
