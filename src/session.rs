@@ -35,6 +35,9 @@ pub async fn session_with(warehouse: Warehouse) -> Result<SessionContext> {
         .with_option_extension(HiddenPartitionsOptions::default());
     // `12345678901234567.89` is an exact decimal, as in Spark, Trino and DuckDB.
     config.options_mut().sql_parser.parse_float_as_decimal = true;
+    // MIN/MAX bounds pushed into scans are merged wrongly across partitions
+    // by DataFusion 55 (see `optimizer::aggregate_filter_guard`).
+    config.options_mut().optimizer.enable_aggregate_dynamic_filter_pushdown = false;
     let state = with_hidden_partitions(SessionStateBuilder::new().with_config(config).with_default_features()).build();
     let ctx = SessionContext::new_with_state(with_join_key_pruning(state));
     ctx.register_warehouse(warehouse).await?;
@@ -126,6 +129,7 @@ pub fn install_physical_rule(ctx: &SessionContext) {
     }
     let mut rebuilt = SessionStateBuilder::new_from_existing(guard.clone())
         .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
+        .with_physical_optimizer_rule(Arc::new(crate::optimizer::AggregateFilterGuard))
         .build();
     crate::formats::register_factories(&mut rebuilt);
     *guard = rebuilt;
@@ -159,6 +163,7 @@ pub fn with_hidden_partitions(builder: SessionStateBuilder) -> SessionStateBuild
     }
     let mut builder = builder
         .with_physical_optimizer_rule(Arc::new(crate::optimizer::PartitionPruningRule))
+        .with_physical_optimizer_rule(Arc::new(crate::optimizer::AggregateFilterGuard))
         .with_analyzer_rule(Arc::new(crate::optimizer::DmlCheck))
         .with_type_planner(Arc::new(crate::sql::type_planner::SqlTypePlanner));
     // `CREATE EXTERNAL TABLE … STORED AS ICEBERG | DELTA`.

@@ -120,6 +120,14 @@ fn read_and_write(python: &Path, sql: &Sql) {
         ours(&sql.warehouse, &sql.ours, "SELECT * FROM ns.events"),
         rows(&created["rows"])
     );
+    let metadata = created["metadata_location"].as_str().unwrap();
+    let table_dir = metadata
+        .strip_prefix("file://")
+        .unwrap_or(metadata)
+        .rsplit_once("/metadata/")
+        .unwrap()
+        .0;
+    refused_by_directory(Path::new(table_dir), &created);
     let explain = ours(
         &sql.warehouse,
         &sql.ours,
@@ -160,6 +168,53 @@ fn read_and_write(python: &Path, sql: &Sql) {
         &format!("SELECT * FROM ns.\"events@{first}\""),
     );
     assert_eq!(then, rows(&created["rows"]), "time travel to pyiceberg's snapshot");
+}
+
+/// A catalog's table opened by its directory (`<N>-<uuid>.metadata.json` files) reads, but a
+/// write by directory would fork its history from the catalog's (a `v<N>.metadata.json` and a
+/// hint the catalog never reads): refused, pointing to `--catalog`, and nothing written.
+fn refused_by_directory(table_dir: &Path, created: &Value) {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let register = format!(
+        "CREATE EXTERNAL TABLE IF NOT EXISTS e STORED AS ICEBERG LOCATION '{}'; ",
+        table_dir.display()
+    );
+    let by_directory = |sql: &str| {
+        Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+            .arg("--warehouse")
+            .arg(elsewhere.path())
+            .args(["--format", "json", "-c", &format!("{register}{sql}")])
+            .output()
+            .unwrap()
+    };
+    let listing = || {
+        let mut files = files_under(table_dir);
+        files.sort();
+        files
+    };
+    let before = listing();
+    for write in [
+        "INSERT INTO e VALUES (9, TIMESTAMP '2024-01-09 00:00:00', 'by directory')",
+        "DELETE FROM e WHERE id = 1",
+        "ALTER TABLE e ADD COLUMN note VARCHAR",
+    ] {
+        let o = by_directory(write);
+        let err = text(&o.stderr);
+        assert!(!o.status.success(), "{write} by directory ran");
+        assert!(
+            err.contains("as a catalog names them") && err.contains("--catalog"),
+            "{write}: {err}"
+        );
+        assert_eq!(listing(), before, "{write} by directory wrote files");
+    }
+    let o = by_directory("SELECT count(*) AS n FROM e");
+    assert!(o.status.success(), "reading by directory: {}", text(&o.stderr));
+    let n = created["rows"].as_array().unwrap().len();
+    assert!(
+        text(&o.stdout).contains(&format!("[{{\"n\":{n}}}]")),
+        "{}",
+        text(&o.stdout)
+    );
 }
 
 /// Our inserts and pyiceberg's appends commit at the same time: every row once.

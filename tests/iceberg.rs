@@ -154,7 +154,31 @@ fn copy_of(path: &str, into: &std::path::Path) -> String {
             }
         }
     }
+    make_directory_table(&to);
     to.to_str().unwrap().to_string()
+}
+
+/// The fixtures' metadata files are named as catalogs name them (`00005-<uuid>.metadata.json`),
+/// and writes by directory refuse such a table (its catalog records the current file). A copy
+/// written to by its directory is made a directory table: the newest file as `v<N>.metadata.json`
+/// and `version-hint.text` naming N.
+fn make_directory_table(table: &std::path::Path) {
+    let metadata = table.join("metadata");
+    let newest = std::fs::read_dir(&metadata)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().to_string();
+            let (n, rest) = name.split_once('-')?;
+            if !rest.ends_with(".metadata.json") {
+                return None;
+            }
+            Some((n.parse::<u64>().ok()?, name.clone()))
+        })
+        .max();
+    if let Some((n, name)) = newest {
+        std::fs::copy(metadata.join(&name), metadata.join(format!("v{n}.metadata.json"))).unwrap();
+        std::fs::write(metadata.join("version-hint.text"), n.to_string()).unwrap();
+    }
 }
 
 async fn count(ctx: &SessionContext, table: &str) -> String {

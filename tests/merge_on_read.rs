@@ -311,3 +311,83 @@ async fn concurrent_merge_on_read_updates_merges_and_optimize_change_each_row_on
         execute_sql(&ctx, "ALTER TABLE u EXECUTE optimize").await.unwrap();
     }
 }
+
+/// Holds the first PUT of a position delete file until released, saying when it got there.
+#[derive(Debug, Default)]
+struct PauseAtDeleteFile {
+    reached: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+    paused: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl hidden_partitions::store::observe::RequestObserver for PauseAtDeleteFile {
+    async fn before(
+        &self,
+        kind: hidden_partitions::store::observe::RequestKind,
+        path: &object_store::path::Path,
+    ) -> object_store::Result<()> {
+        use std::sync::atomic::Ordering;
+        if kind == hidden_partitions::store::observe::RequestKind::Put
+            && path.as_ref().ends_with("-deletes.parquet")
+            && !self.paused.swap(true, Ordering::SeqCst)
+        {
+            self.reached.notify_one();
+            self.release.notified().await;
+        }
+        Ok(())
+    }
+}
+
+/// A merge-on-read DELETE planned on a v2 table, while another statement makes the table v3
+/// (and copy-on-write, as v3 requires) before the DELETE commits: the DELETE does not commit
+/// its position delete files on top (v3 takes none); it starts over under the new rules and
+/// deletes by rewriting. The same when only the mode changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_delete_racing_a_change_of_its_rules_starts_over_under_the_new_ones() {
+    for alter in [
+        "ALTER TABLE t SET TBLPROPERTIES ('write.delete.mode' = 'copy-on-write', 'format-version' = '3')",
+        "ALTER TABLE t SET TBLPROPERTIES ('write.delete.mode' = 'copy-on-write')",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = session(dir.path()).await.unwrap();
+        for sql in [
+            "CREATE TABLE t (id BIGINT, p VARCHAR) PARTITIONED BY (p) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')",
+            "INSERT INTO t SELECT value, 'a' FROM generate_series(1, 6) AS s(value)",
+        ] {
+            execute_sql(&ctx, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let pause = Arc::new(PauseAtDeleteFile::default());
+        let place = hidden_partitions::store::url::parse_location(dir.path().to_str().unwrap()).unwrap();
+        let store = Arc::new(hidden_partitions::store::observe::ObservedStore::new(
+            Arc::new(object_store::local::LocalFileSystem::new()),
+            Arc::clone(&pause) as _,
+        ));
+        let deleting = hidden_partitions::session_with(hidden_partitions::Warehouse::with_store(
+            store,
+            place,
+            hidden_partitions::StorageOptions::new(),
+        ))
+        .await
+        .unwrap();
+        let reached = pause.reached.notified();
+        let delete = tokio::spawn(async move { execute_sql(&deleting, "DELETE FROM t WHERE id = 2").await });
+        reached.await;
+        execute_sql(&ctx, alter)
+            .await
+            .unwrap_or_else(|e| panic!("{alter}: {e}"));
+        pause.release.notify_one();
+        delete
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("the DELETE after {alter}: {e}"));
+        let ctx = session(dir.path()).await.unwrap();
+        assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 5, "{alter}");
+        assert_eq!(count(&ctx, "SELECT count(*) FROM t WHERE id = 2").await, 0, "{alter}");
+        assert_eq!(
+            count(&ctx, "SELECT count(*) FROM \"t$files\" WHERE content <> 'data'").await,
+            0,
+            "{alter}: the table holds position delete files"
+        );
+    }
+}

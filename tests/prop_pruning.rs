@@ -14,6 +14,8 @@ use datafusion::datasource::MemTable;
 use hidden_partitions::{execute_sql, session};
 use proptest::prelude::*;
 
+mod common;
+
 const LAYOUTS: &[&str] = &[
     "PARTITIONED BY (day(ts), bucket(4, id))",
     "PARTITIONED BY (month(ts), truncate(2, s))",
@@ -291,10 +293,7 @@ fn check(layout: usize, chunks: Vec<Vec<Row>>, predicates: Vec<String>) {
 }
 
 fn cases() -> u32 {
-    std::env::var("HP_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200)
+    common::cases::proptest_cases(1)
 }
 
 proptest! {

@@ -3,7 +3,7 @@
 //! | table              | one row per                  | columns                                                            |
 //! |--------------------|------------------------------|--------------------------------------------------------------------|
 //! | `t$snapshots`      | snapshot                     | snapshot_id, parent_id, sequence_number, committed_at, operation, summary, manifests |
-//! | `t$specs`          | table spec                   | spec_id, is_current, partition_spec, schema                        |
+//! | `t$specs`          | partition spec (Iceberg id)  | spec_id, is_current, partition_spec, schema                        |
 //! | `t$refs`           | tag                          | name, type, snapshot_id                                            |
 //! | `t$properties`     | table property               | key, value                                                         |
 //! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count, content (`data` / `deletes`) |
@@ -136,8 +136,14 @@ fn properties(md: &TableMetadata) -> Result<RecordBatch> {
     )
 }
 
+/// One row per partition spec, by Iceberg's id; table specs that share it
+/// (schema changes keep the partition spec) are one, as the newest has it.
 fn specs(md: &TableMetadata) -> Result<RecordBatch> {
-    let t = &md.table_specs;
+    let mut ids: Vec<i32> = md.table_specs.iter().map(|s| s.partition_spec_id()).collect();
+    ids.sort();
+    ids.dedup();
+    let t: Vec<&crate::spec::TableSpec> = ids.iter().filter_map(|id| md.spec_of_partition_spec(*id)).collect();
+    let current = md.current_spec()?.partition_spec_id();
     let describe = |spec: &crate::spec::TableSpec| {
         spec.partition_spec
             .fields
@@ -162,11 +168,11 @@ fn specs(md: &TableMetadata) -> Result<RecordBatch> {
             Field::new("schema", DataType::Utf8, false),
         ],
         vec![
-            Arc::new(Int32Array::from_iter_values(t.iter().map(|s| s.spec_id))),
+            Arc::new(Int32Array::from_iter_values(t.iter().map(|s| s.partition_spec_id()))),
             Arc::new(BooleanArray::from(
-                t.iter().map(|s| s.spec_id == md.current_spec_id).collect::<Vec<_>>(),
+                t.iter().map(|s| s.partition_spec_id() == current).collect::<Vec<_>>(),
             )),
-            Arc::new(StringArray::from_iter_values(t.iter().map(describe))),
+            Arc::new(StringArray::from_iter_values(t.iter().map(|s| describe(s)))),
             Arc::new(StringArray::from_iter_values(
                 t.iter().map(|s| serde_json::to_string(&s.schema).unwrap_or_default()),
             )),
@@ -189,7 +195,10 @@ fn manifests(md: &TableMetadata) -> Result<RecordBatch> {
         vec![
             Arc::new(StringArray::from_iter_values(m.iter().map(|x| x.path.as_str()))),
             Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.length as i64))),
-            Arc::new(Int32Array::from_iter_values(m.iter().map(|x| x.spec_id))),
+            Arc::new(Int32Array::from_iter_values(
+                m.iter()
+                    .map(|x| md.spec(x.spec_id).map_or(x.spec_id, |s| s.partition_spec_id())),
+            )),
             Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.added_snapshot_id))),
             Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.file_count as i64))),
             Arc::new(Int64Array::from_iter_values(m.iter().map(|x| x.record_count as i64))),
@@ -284,7 +293,7 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
             }
             rows.push(FileRow {
                 path: paths.value(i).to_string(),
-                spec_id: m.spec_id,
+                spec_id: spec.partition_spec_id(),
                 partition,
                 values: partition_values,
                 records: records.value(i),

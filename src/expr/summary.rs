@@ -41,7 +41,7 @@ pub fn manifest_may_match(pred: &Predicate, fields: &[BoundPartitionField<'_>], 
         .map(|(f, s)| {
             let parse = |b: &Option<String>| {
                 b.as_deref()
-                    .and_then(|v| values::parse(Some(v), &f.result_type).ok())
+                    .and_then(|v| values::parse_bound(v, &f.result_type).ok())
                     .filter(|v| !v.is_null())
             };
             (
@@ -65,8 +65,8 @@ fn may_match<'a>(pred: &Predicate, bounds: &dyn Fn(i32) -> Option<&'a Bounds>) -
         Predicate::Or(a, b) => may_match(a, bounds) || may_match(b, bounds),
         Predicate::Unary { op, field } => match (op, bounds(*field)) {
             (UnaryOp::IsNull, Some(b)) => b.contains_null,
-            // Bounds are also left out when an empty string is present, so a
-            // missing bound does not prove every value is NULL.
+            // Summaries written before empty strings had bounds left them
+            // out, so a missing bound does not prove every value is NULL.
             _ => true,
         },
         Predicate::Binary { op, field, literal } => bounds(*field).is_none_or(|b| binary(b, *op, literal)),

@@ -76,6 +76,7 @@ pub struct ManifestWrite<'a> {
 pub struct WrittenManifest {
     /// The Avro file.
     pub bytes: Vec<u8>,
+    /// Iceberg's id of its partition spec.
     pub spec_id: i32,
     pub added_files: i32,
     pub existing_files: i32,
@@ -106,7 +107,7 @@ impl WrittenManifest {
             added_rows_count: self.added_rows,
             existing_rows_count: self.existing_rows,
             deleted_rows_count: 0,
-            partitions: self.partitions.clone(),
+            partitions: Some(self.partitions.clone()),
             first_row_id: None,
         }
     }
@@ -164,9 +165,9 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
     }
     let metadata = [
         ("schema", schema_json(spec)?.to_string()),
-        ("schema-id", spec.spec_id.to_string()),
+        ("schema-id", spec.schema_id().to_string()),
         ("partition-spec", partition_spec_json(spec)?["fields"].to_string()),
-        ("partition-spec-id", spec.spec_id.to_string()),
+        ("partition-spec-id", spec.partition_spec_id().to_string()),
         ("format-version", if v3 { "3" } else { "2" }.to_string()),
         ("content", if deletes { "deletes" } else { "data" }.to_string()),
     ];
@@ -181,7 +182,7 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
     let added = w.status == EntryStatus::Added;
     Ok(WrittenManifest {
         bytes,
-        spec_id: spec.spec_id,
+        spec_id: spec.partition_spec_id(),
         added_files: if added { count } else { 0 },
         existing_files: if added { 0 } else { count },
         added_rows: if added { rows } else { 0 },
@@ -590,6 +591,8 @@ mod tests {
                     p(1009, 3, Transform::Identity, "ts"),
                 ],
             },
+            iceberg_schema_id: None,
+            iceberg_spec_id: None,
         }
     }
 

@@ -25,7 +25,7 @@ use apache_avro::types::Value;
 use datafusion::common::ScalarValue;
 use serde_json::{Value as Json, json};
 
-use super::avro::{field, list, null, opt, optional, some, write_container};
+use super::avro::{field, list, null, opt, optional, write_container};
 use super::bounds::encode_bound;
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
@@ -62,8 +62,9 @@ pub struct ManifestListEntry {
     pub added_rows_count: i64,
     pub existing_rows_count: i64,
     pub deleted_rows_count: i64,
-    /// One per partition field of the manifest's spec, in spec order.
-    pub partitions: Vec<FieldSummaryBinary>,
+    /// One per partition field of the manifest's spec, in spec order;
+    /// `None` writes no summaries (readers then cannot skip the manifest).
+    pub partitions: Option<Vec<FieldSummaryBinary>>,
     /// Iceberg v3: the first row id its files without one inherit from.
     pub first_row_id: Option<i64>,
 }
@@ -116,7 +117,10 @@ fn summary_record(s: &FieldSummaryBinary) -> Value {
 }
 
 fn record(e: &ManifestListEntry, v3: bool) -> Value {
-    let partitions = Value::Array(e.partitions.iter().map(summary_record).collect());
+    let partitions = e
+        .partitions
+        .as_ref()
+        .map(|p| Value::Array(p.iter().map(summary_record).collect()));
     let mut fields = vec![
         ("manifest_path".into(), Value::String(e.manifest_path.clone())),
         ("manifest_length".into(), Value::Long(e.manifest_length)),
@@ -131,7 +135,7 @@ fn record(e: &ManifestListEntry, v3: bool) -> Value {
         ("added_rows_count".into(), Value::Long(e.added_rows_count)),
         ("existing_rows_count".into(), Value::Long(e.existing_rows_count)),
         ("deleted_rows_count".into(), Value::Long(e.deleted_rows_count)),
-        ("partitions".into(), some(partitions)),
+        ("partitions".into(), opt(partitions)),
         ("key_metadata".into(), null()),
     ];
     if v3 {
@@ -318,7 +322,7 @@ mod tests {
             added_rows_count: 20,
             existing_rows_count: 500,
             deleted_rows_count: 0,
-            partitions,
+            partitions: Some(partitions),
             first_row_id: None,
         }
     }
@@ -390,6 +394,8 @@ mod tests {
             spec_id: 0,
             schema,
             partition_spec: PartitionSpec { fields },
+            iceberg_schema_id: None,
+            iceberg_spec_id: None,
         }
     }
 

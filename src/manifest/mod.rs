@@ -10,5 +10,5 @@ pub mod stats;
 pub mod unique;
 
 pub use entry::{ColumnStats, DataFile};
-pub use io::{Origin, read_manifest, write_delete_manifest, write_manifest, write_manifest_batch};
+pub use io::{Origin, delete_manifests, read_manifest, write_delete_manifest, write_manifest, write_manifest_batch};
 pub use source::ManifestSource;

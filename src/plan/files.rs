@@ -73,6 +73,8 @@ impl PlannedFile {
 /// Selected and total files of one table spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct SpecFileCount {
+    /// Iceberg's id of the partition spec (table specs that share it, after
+    /// schema changes, are counted together).
     pub spec_id: i32,
     pub selected: usize,
     pub total: usize,
@@ -201,7 +203,7 @@ pub async fn plan_files(
     let mut plan = FilePlan::default();
     let current = metadata.current_spec()?;
     for spec in &metadata.table_specs {
-        plan.count(spec.spec_id, |_| {});
+        plan.count(spec.partition_spec_id(), |_| {});
     }
     let Some(snapshot) = snapshot else { return Ok(plan) };
     let predicate = source_predicate(filters, &current.schema);
@@ -248,7 +250,7 @@ pub async fn plan_files(
         }
         if !manifest_may_match(&projected, &bound, &manifest.partitions) {
             let files = manifest.file_count as usize;
-            plan.count(spec.spec_id, |c| {
+            plan.count(spec.partition_spec_id(), |c| {
                 c.total += files;
                 c.pruned_by_manifest_summary += files;
             });
@@ -293,7 +295,7 @@ pub async fn plan_files(
             .column_by_name(FILE_SIZE)
             .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())
             .unwrap_or(0);
-        plan.count(spec.spec_id, |c| {
+        plan.count(spec.partition_spec_id(), |c| {
             c.total += total;
             c.selected += survivors.num_rows();
             c.pruned_by_partition += total - after_partition;

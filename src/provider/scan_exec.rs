@@ -383,7 +383,13 @@ impl HiddenPartitionsScanExec {
                         let keep = may_match(&self.runtime, &statics, info);
                         if !keep {
                             changed = true;
-                            if let Some(c) = counts.iter_mut().find(|c| c.spec_id == info.spec_id) {
+                            let spec_id = self
+                                .runtime
+                                .metadata
+                                .spec(info.spec_id)
+                                .ok()
+                                .map(|s| s.partition_spec_id());
+                            if let Some(c) = counts.iter_mut().find(|c| Some(c.spec_id) == spec_id) {
                                 c.selected -= 1;
                             }
                         }

@@ -187,7 +187,11 @@ impl HiddenPartitionsTable {
         if let Some(only) = &self.only {
             plan.files.retain(|f| only.contains(&f.path));
             for c in &mut plan.counts {
-                c.selected = plan.files.iter().filter(|f| f.spec_id == c.spec_id).count();
+                c.selected = plan
+                    .files
+                    .iter()
+                    .filter(|f| md.spec(f.spec_id).is_ok_and(|s| s.partition_spec_id() == c.spec_id))
+                    .count();
             }
         }
         Ok(plan)

@@ -8,12 +8,12 @@
 //!
 //! | Iceberg field                       | from                                          |
 //! |-------------------------------------|-----------------------------------------------|
-//! | `schemas`, `current-schema-id`      | `table-specs[].schema`, `current-spec-id`     |
-//! | `partition-specs`, `default-spec-id`| `table-specs[].partition-spec`, `current-spec-id` |
+//! | `schemas`, `current-schema-id`      | `table-specs[].schema` (one per `schema-id`), the current spec's |
+//! | `partition-specs`, `default-spec-id`| `table-specs[].partition-spec` (one per `partition-spec-id`), the current spec's |
 //! | `sort-orders`                       | the unsorted order 0                          |
 //! | `refs`                              | our tags, and `main` on the current snapshot  |
 //! | `snapshots[].summary.operation`     | `operation` (update, merge → overwrite; optimize → replace) |
-//! | `snapshots[].schema-id`             | `table-spec-id`                               |
+//! | `snapshots[].schema-id`             | the `schema-id` of its `table-spec-id`        |
 //! | `current-snapshot-id`               | `-1` when there is none                       |
 //!
 //! `location`, `metadata-log`, `snapshot-log`, `manifest-list` and the
@@ -26,9 +26,11 @@
 //! `first-row-id` and `added-rows` (assigned with its manifest list, see
 //! `store::iceberg_commit`).
 //!
-//! A table spec of ours is one (schema, partition spec) pair with one id;
-//! on the Iceberg side it is schema `schema-id = spec-id` and partition spec
-//! `spec-id = spec-id`. Field ids, names, types and transforms are written
+//! A table spec of ours is one (schema, partition spec) pair with one id,
+//! and the Iceberg ids of its two halves (`TableSpec::schema_id`,
+//! `TableSpec::partition_spec_id`: shared by table specs with an equal
+//! schema, or partition spec, so a schema change keeps the partition spec's
+//! id as Iceberg does). Field ids, names, types and transforms are written
 //! as they are: our JSON for them already follows the Iceberg spec.
 //!
 //! ```json
@@ -139,16 +141,24 @@ pub fn metadata_json(md: &TableMetadata) -> Result<Vec<u8>> {
         return Ok(serde_json::to_vec_pretty(&value)?);
     };
     doc.insert("format-version".into(), json!(version));
-    let schemas = md.table_specs.iter().map(schema_json).collect::<Result<Vec<_>>>()?;
-    let specs = md
-        .table_specs
-        .iter()
-        .map(partition_spec_json)
-        .collect::<Result<Vec<_>>>()?;
+    // One schema per Iceberg schema id, one partition spec per Iceberg spec
+    // id, each as its first table spec has it.
+    let mut schemas = Vec::new();
+    let mut specs = Vec::new();
+    let (mut schema_ids, mut spec_ids) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+    for spec in &md.table_specs {
+        if schema_ids.insert(spec.schema_id()) {
+            schemas.push(schema_json(spec)?);
+        }
+        if spec_ids.insert(spec.partition_spec_id()) {
+            specs.push(partition_spec_json(spec)?);
+        }
+    }
+    let current = md.current_spec()?;
     doc.insert("schemas".into(), Value::Array(schemas));
-    doc.insert("current-schema-id".into(), json!(md.current_spec_id));
+    doc.insert("current-schema-id".into(), json!(current.schema_id()));
     doc.insert("partition-specs".into(), Value::Array(specs));
-    doc.insert("default-spec-id".into(), json!(md.current_spec_id));
+    doc.insert("default-spec-id".into(), json!(current.partition_spec_id()));
     doc.insert("sort-orders".into(), json!([{"order-id": 0, "fields": []}]));
     doc.insert("default-sort-order-id".into(), json!(0));
     doc.insert(
@@ -176,8 +186,8 @@ pub fn metadata_json(md: &TableMetadata) -> Result<Vec<u8>> {
             } else {
                 obj.insert("summary".into(), json!({"operation": iceberg_operation(snapshot)}));
             }
-            if let Some(id) = snapshot.table_spec_id {
-                obj.insert("schema-id".into(), json!(id));
+            if let Some(spec) = snapshot.table_spec_id.and_then(|id| md.spec(id).ok()) {
+                obj.insert("schema-id".into(), json!(spec.schema_id()));
             }
         }
     }
@@ -257,7 +267,7 @@ pub fn strip_iceberg_only(md: &mut TableMetadata) {
 pub fn schema_json(spec: &TableSpec) -> Result<Value> {
     Ok(json!({
         "type": "struct",
-        "schema-id": spec.spec_id,
+        "schema-id": spec.schema_id(),
         "fields": serde_json::to_value(&spec.schema.fields)?,
     }))
 }
@@ -265,7 +275,7 @@ pub fn schema_json(spec: &TableSpec) -> Result<Value> {
 /// The Iceberg partition spec of a table spec.
 pub fn partition_spec_json(spec: &TableSpec) -> Result<Value> {
     Ok(json!({
-        "spec-id": spec.spec_id,
+        "spec-id": spec.partition_spec_id(),
         "fields": serde_json::to_value(&spec.partition_spec.fields)?,
     }))
 }
@@ -291,6 +301,8 @@ mod tests {
             spec_id: 3,
             schema,
             partition_spec: PartitionSpec { fields: vec![] },
+            iceberg_schema_id: None,
+            iceberg_spec_id: None,
         };
         let s = schema_json(&spec).unwrap();
         assert_eq!(s["type"], "struct");

@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::partition::PartitionSpec;
+use super::schema::Schema;
 use super::table_spec::TableSpec;
 use crate::error::Result;
 use crate::format_err;
@@ -339,7 +341,8 @@ impl IcebergManifest {
     }
 }
 
-/// Bounds of one partition field over a manifest's files (serialized values).
+/// Bounds of one partition field over a manifest's files (summary bounds,
+/// `values::serialize_bound`: an empty string or binary is `""`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FieldSummary {
     #[serde(rename = "contains-null")]
@@ -350,6 +353,20 @@ pub struct FieldSummary {
     pub lower_bound: Option<String>,
     #[serde(rename = "upper-bound")]
     pub upper_bound: Option<String>,
+    /// Bounds are given whenever a value other than null or NaN is present,
+    /// an empty one too. Summaries written without this flag left the bounds
+    /// out when an empty string or binary was among the values, so a missing
+    /// bound there does not prove the values are all null.
+    #[serde(rename = "empty-bounds", default, skip_serializing_if = "std::ops::Not::not")]
+    pub empty_bounds: bool,
+}
+
+impl FieldSummary {
+    /// Whether the bounds may have been left out although a value other
+    /// than null or NaN is present (see `empty_bounds`).
+    pub fn bounds_may_be_missing(&self) -> bool {
+        !self.empty_bounds && self.lower_bound.is_none() && self.contains_null
+    }
 }
 
 impl TableMetadata {
@@ -362,6 +379,60 @@ impl TableMetadata {
 
     pub fn current_spec(&self) -> Result<&TableSpec> {
         self.spec(self.current_spec_id)
+    }
+
+    /// Make (`schema`, `partition_spec`) the current table spec: an
+    /// existing one with both, or a new one whose Iceberg ids are those of
+    /// an equal schema and partition spec the table already has (fresh ones
+    /// otherwise), as Iceberg keeps a spec's id across schema changes.
+    /// Returns the table spec's id.
+    pub fn use_table_spec(&mut self, schema: Schema, partition_spec: PartitionSpec) -> i32 {
+        if let Some(existing) = self
+            .table_specs
+            .iter()
+            .find(|s| s.schema == schema && s.partition_spec == partition_spec)
+        {
+            self.current_spec_id = existing.spec_id;
+            return existing.spec_id;
+        }
+        let fresh = |ids: &mut dyn Iterator<Item = i32>| ids.max().map_or(0, |m| m + 1);
+        let schema_id = match self.table_specs.iter().find(|s| s.schema == schema) {
+            Some(s) => s.schema_id(),
+            None => fresh(&mut self.table_specs.iter().map(TableSpec::schema_id)),
+        };
+        let iceberg_spec_id = match self.table_specs.iter().find(|s| s.partition_spec == partition_spec) {
+            Some(s) => s.partition_spec_id(),
+            None => fresh(&mut self.table_specs.iter().map(TableSpec::partition_spec_id)),
+        };
+        let spec_id = fresh(&mut self.table_specs.iter().map(|s| s.spec_id));
+        self.table_specs.push(TableSpec {
+            spec_id,
+            schema,
+            partition_spec,
+            iceberg_schema_id: Some(schema_id),
+            iceberg_spec_id: Some(iceberg_spec_id),
+        });
+        self.current_spec_id = spec_id;
+        spec_id
+    }
+
+    /// The table spec whose schema has Iceberg id `schema_id`: the current
+    /// one if it does, else the newest that does.
+    pub fn spec_of_schema(&self, schema_id: i32) -> Option<&TableSpec> {
+        self.iceberg_match(|s| s.schema_id() == schema_id)
+    }
+
+    /// The table spec whose partition spec has Iceberg id `spec_id`: the
+    /// current one if it does, else the newest that does.
+    pub fn spec_of_partition_spec(&self, spec_id: i32) -> Option<&TableSpec> {
+        self.iceberg_match(|s| s.partition_spec_id() == spec_id)
+    }
+
+    fn iceberg_match(&self, matches: impl Fn(&TableSpec) -> bool) -> Option<&TableSpec> {
+        match self.current_spec() {
+            Ok(current) if matches(current) => Some(current),
+            _ => self.table_specs.iter().rev().find(|s| matches(s)),
+        }
     }
 
     pub fn current_snapshot(&self) -> Option<&Snapshot> {

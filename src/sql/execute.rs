@@ -299,7 +299,7 @@ async fn explain_write_files(write: &WriteExec) -> Result<StatementResult> {
         Field::new("files_read", DataType::Utf8, false),
         Field::new("files_dropped_unread", DataType::Utf8, false),
     ]));
-    let rows = chosen.per_spec();
+    let rows = chosen.per_spec(provider.metadata());
     let batch = RecordBatch::try_new(
         Arc::clone(&schema),
         vec![
@@ -738,16 +738,13 @@ async fn create_attempt(
 #[derive(Debug, Default)]
 struct Written {
     files: Vec<crate::manifest::DataFile>,
-    manifest: Option<crate::spec::ManifestFile>,
+    manifests: Vec<crate::spec::ManifestFile>,
 }
 
 impl Written {
     async fn delete(&self, location: &crate::store::TableLocation) {
         delete_files(location, &self.files).await;
-        if let Some(m) = &self.manifest {
-            let paths = m.files().filter_map(|p| location.resolve(p).ok()).collect();
-            let _ = crate::table::purge::delete_all(location, paths).await;
-        }
+        crate::manifest::delete_manifests(location, &self.manifests).await;
     }
 }
 
@@ -767,9 +764,9 @@ async fn write_ctas(
     written.files = files.clone();
     let snapshot_id = new_snapshot_id();
     if !files.is_empty() {
-        written.manifest = Some(write_manifest(location, &spec, &files, snapshot_id).await?);
+        written.manifests = write_manifest(location, &spec, &files, snapshot_id).await?;
     }
-    with_appended(metadata, snapshot_id, written.manifest.clone(), &files)
+    with_appended(metadata, snapshot_id, written.manifests.clone(), &files)
 }
 
 /// `ALTER TABLE t EXECUTE …`: the maintenance procedures, each returning

@@ -265,7 +265,7 @@ impl TableLocation {
         Ok(ManifestListEntry {
             manifest_path: self.iceberg_path(&twin.path),
             manifest_length: twin.length as i64,
-            partition_spec_id: manifest.spec_id,
+            partition_spec_id: spec.partition_spec_id(),
             content: manifest.content.id(),
             sequence_number,
             min_sequence_number: files_sequence.min(sequence_number),

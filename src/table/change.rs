@@ -57,6 +57,18 @@ impl Operation {
             Self::Optimize => "optimize",
         }
     }
+
+    /// The table property choosing how this operation changes rows
+    /// (copy-on-write or merge-on-read), if it has one.
+    pub fn mode_key(self) -> Option<&'static str> {
+        use crate::table::properties::{DELETE_MODE, MERGE_MODE, UPDATE_MODE};
+        match self {
+            Self::Delete => Some(DELETE_MODE),
+            Self::Update => Some(UPDATE_MODE),
+            Self::Merge => Some(MERGE_MODE),
+            _ => None,
+        }
+    }
 }
 
 /// Which concurrent appends make a statement's result wrong.
@@ -152,6 +164,7 @@ impl Change {
         if current.map(|s| s.snapshot_id) != self.base {
             self.check_concurrent(md, table)?;
         }
+        self.check_rules(md, table)?;
         let mut manifests: Vec<ManifestFile> = md
             .current_manifests()?
             .iter()
@@ -204,6 +217,31 @@ impl Change {
         next.last_sequence_number = sequence_number;
         next.last_updated_ms = now;
         Ok(next)
+    }
+
+    /// The rules the statement was planned under must still hold on the
+    /// version it commits onto: a property or schema change that committed
+    /// meanwhile may have made its delete files wrong for the table. A
+    /// conflict, so the statement starts over under the new rules.
+    fn check_rules(&self, md: &TableMetadata, table: &str) -> Result<()> {
+        if self.added_delete_files == 0 {
+            return Ok(());
+        }
+        if crate::spec::iceberg_json::needs_v3(md) {
+            return Err(conflict(
+                table,
+                "the table became Iceberg format version 3 meanwhile, which takes no position delete files",
+            ));
+        }
+        if let Some(key) = self.operation.mode_key()
+            && !crate::table::properties::merge_on_read(md, key)
+        {
+            return Err(conflict(
+                table,
+                &format!("its table property {key} is no longer 'merge-on-read'"),
+            ));
+        }
+        Ok(())
     }
 
     /// The statements committed since the base must leave this change valid.
@@ -329,7 +367,7 @@ impl Change {
             let origin = Origin::of(manifest, md);
             let rewritten =
                 write_manifest_batch(location, spec, survivors, self.snapshot_id, origin, manifest.content).await?;
-            self.added.push(rewritten);
+            self.added.extend(rewritten);
         }
         Ok(())
     }
@@ -394,13 +432,14 @@ impl Change {
             by_spec.entry(file.spec_id).or_default().push(file.clone());
         }
         for (spec_id, files) in by_spec {
-            let manifest = write_delete_manifest(location, md.spec(spec_id)?, &files, self.snapshot_id).await?;
-            self.added.push(manifest);
+            let manifests = write_delete_manifest(location, md.spec(spec_id)?, &files, self.snapshot_id).await?;
+            self.added.extend(manifests);
         }
         Ok(())
     }
 
-    /// Add new data files (all written under `spec`) in one manifest.
+    /// Add new data files (all written under `spec`) in one manifest (more
+    /// past `manifest::io::MAX_MANIFEST_ENTRIES` files).
     pub async fn add_files(&mut self, location: &TableLocation, spec: &TableSpec, files: &[DataFile]) -> Result<()> {
         if files.is_empty() {
             return Ok(());
@@ -409,7 +448,7 @@ impl Change {
         self.added_files += files.len() as u64;
         self.added_rows += files.iter().map(|f| f.record_count).sum::<u64>();
         self.added
-            .push(write_manifest(location, spec, files, self.snapshot_id).await?);
+            .extend(write_manifest(location, spec, files, self.snapshot_id).await?);
         Ok(())
     }
 
@@ -583,5 +622,42 @@ mod tests {
         change.added = vec![manifest.clone(), manifest];
         let e = change.apply(&md, "t").unwrap_err().to_string();
         assert!(e.contains("would list manifest metadata/x-m.parquet twice"), "{e}");
+    }
+
+    /// A merge-on-read DELETE planned on a v2 table whose position deletes would land on a
+    /// table that became v3 (or copy-on-write) meanwhile is a conflict: it starts over
+    /// under the new rules instead of committing delete files the table does not take.
+    #[test]
+    fn position_deletes_are_checked_against_the_version_they_commit_onto() {
+        let schema = Schema::new(vec![Field::new("x", DataType::Int32, true)]);
+        let v2 = crate::table::Table::initial_metadata(&schema, &[]).unwrap();
+        let v2 = crate::table::properties::set_properties(
+            &v2,
+            &BTreeMap::from([("write.delete.mode".to_string(), "merge-on-read".to_string())]),
+        )
+        .unwrap();
+        let mut change = Change::of_empty_table(Operation::Delete);
+        change.added_delete_files = 1;
+        assert!(change.apply(&v2, "t").is_ok());
+
+        let mut v3 = v2.clone();
+        v3.next_row_id = Some(0);
+        let e = change.apply(&v3, "t").unwrap_err();
+        assert!(matches!(e, Error::WriteConflict { .. }), "{e}");
+        assert!(e.to_string().contains("format version 3"), "{e}");
+
+        let copy_on_write = crate::table::properties::set_properties(
+            &v2,
+            &BTreeMap::from([("write.delete.mode".to_string(), "copy-on-write".to_string())]),
+        )
+        .unwrap();
+        let e = change.apply(&copy_on_write, "t").unwrap_err();
+        assert!(matches!(e, Error::WriteConflict { .. }), "{e}");
+        assert!(e.to_string().contains("no longer 'merge-on-read'"), "{e}");
+
+        // A change without delete files is not bound by those rules.
+        let mut append = Change::of_empty_table(Operation::Append);
+        append.added_files = 0;
+        assert!(append.apply(&v3, "t").is_ok());
     }
 }

@@ -16,7 +16,7 @@
 
 use crate::error::Result;
 use crate::invalid;
-use crate::spec::{PartitionField, PartitionSpec, TableMetadata, TableSpec};
+use crate::spec::{PartitionField, PartitionSpec, TableMetadata};
 use crate::store::Versioned;
 use crate::table::{PartitionFieldDef, Table};
 use crate::transform::Transform;
@@ -155,17 +155,15 @@ pub fn add_column(md: &TableMetadata, field: &datafusion::arrow::datatypes::Fiel
     Ok(next)
 }
 
+/// `md` with `schema` current and the partition spec kept (its Iceberg id too).
 fn with_schema(md: &TableMetadata, schema: crate::spec::Schema) -> Result<TableMetadata> {
     let current = md.current_spec()?;
     let mut next = md.clone();
     next.last_updated_ms = chrono::Utc::now().timestamp_millis();
-    let spec_id = md.table_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
-    next.table_specs.push(TableSpec {
-        spec_id,
-        schema,
-        partition_spec: current.partition_spec.clone(),
-    });
-    next.current_spec_id = spec_id;
+    next.use_table_spec(schema, current.partition_spec.clone());
+    // A column of a type only Iceberg v3 has makes the table v3, which
+    // takes no position delete files.
+    crate::table::properties::check_v3_modes(&next)?;
     Ok(next)
 }
 
@@ -322,21 +320,7 @@ pub fn apply(md: &TableMetadata, change: &PartitionChange) -> Result<TableMetada
     let mut next = md.clone();
     next.last_partition_id = next_id.max(md.last_partition_id);
     next.last_updated_ms = chrono::Utc::now().timestamp_millis();
-    if let Some(existing) = md
-        .table_specs
-        .iter()
-        .find(|s| s.schema == current.schema && s.partition_spec == partition_spec)
-    {
-        next.current_spec_id = existing.spec_id;
-        return Ok(next);
-    }
-    let spec_id = md.table_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
-    next.table_specs.push(TableSpec {
-        spec_id,
-        schema: current.schema.clone(),
-        partition_spec,
-    });
-    next.current_spec_id = spec_id;
+    next.use_table_spec(current.schema.clone(), partition_spec);
     Ok(next)
 }
 
@@ -427,5 +411,43 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("already has"), "{e}");
+    }
+
+    /// Iceberg's ids: a schema change keeps the partition spec's, a partition change the
+    /// schema's; going back to an earlier partition spec takes its id again.
+    #[test]
+    fn schema_changes_keep_the_iceberg_partition_spec_id() {
+        let ids = |m: &TableMetadata| {
+            let c = m.current_spec().unwrap();
+            (c.schema_id(), c.partition_spec_id())
+        };
+        let m0 = md();
+        assert_eq!(ids(&m0), (0, 0));
+        let m1 = add_column(&m0, &Field::new("note", DataType::Utf8, true)).unwrap();
+        let m2 = rename_column(&m1, "note", "remark").unwrap();
+        assert_eq!((ids(&m1), ids(&m2)), ((1, 0), (2, 0)));
+        let m3 = apply(&m2, &PartitionChange::Add(def("region", Transform::Identity))).unwrap();
+        assert_eq!(ids(&m3), (2, 1));
+        let m4 = apply(
+            &m3,
+            &PartitionChange::Drop(FieldRef::Definition(def("region", Transform::Identity))),
+        )
+        .unwrap();
+        assert_eq!(ids(&m4), (2, 0), "spec 0's fields again: its id");
+        assert_eq!(
+            m4.table_specs.len(),
+            4,
+            "(schema 2, spec 0) was a table spec already: made current"
+        );
+        let mut m4 = m4;
+        m4.location = Some("file:///tmp/t".into());
+        let json: serde_json::Value =
+            serde_json::from_slice(&crate::spec::iceberg_json::metadata_json(&m4).unwrap()).unwrap();
+        assert_eq!(json["partition-specs"].as_array().unwrap().len(), 2, "{json}");
+        assert_eq!(json["schemas"].as_array().unwrap().len(), 3, "{json}");
+        assert_eq!(
+            (json["current-schema-id"].clone(), json["default-spec-id"].clone()),
+            (2.into(), 0.into())
+        );
     }
 }

@@ -431,7 +431,10 @@ fn post_merge_on_read(width: usize, gathered: Arc<Mutex<Positions>>) -> Post {
             }
         }
         let acted = nulls_false(affected);
-        let in_target = datafusion::arrow::compute::is_not_null(batch.column(file))?;
+        // The position, not the run-end encoded file column, says whether a
+        // joined row has a target row: a join's nulls in a run-end encoded
+        // column sit in its values, which `is_not_null` does not look at.
+        let in_target = datafusion::arrow::compute::is_not_null(batch.column(pos))?;
         let changed = datafusion::arrow::compute::and(&acted, &in_target)?;
         let old = filter_record_batch(&batch.project(&[file, pos])?, &changed)?;
         if old.num_rows() > 0 {

@@ -31,8 +31,6 @@ use std::collections::BTreeMap;
 use chrono::Utc;
 use datafusion::arrow::datatypes::Schema as ArrowSchema;
 
-use object_store::ObjectStoreExt;
-
 use crate::error::{Error, Result};
 use crate::manifest::{DataFile, write_manifest};
 use crate::spec::metadata::FORMAT_VERSION;
@@ -174,11 +172,7 @@ impl Table {
             last_column_id: schema.highest_field_id(),
             last_partition_id,
             current_spec_id: 0,
-            table_specs: vec![TableSpec {
-                spec_id: 0,
-                schema,
-                partition_spec,
-            }],
+            table_specs: vec![TableSpec::new(0, schema, partition_spec)],
             current_snapshot_id: None,
             snapshots: Vec::new(),
             properties,
@@ -235,21 +229,18 @@ impl Table {
     /// Commit new data files written under `spec` as one append snapshot.
     pub async fn append(&self, spec: &TableSpec, files: Vec<DataFile>) -> Result<Versioned> {
         let snapshot_id = new_id();
-        let manifest = if files.is_empty() {
-            None
+        let manifests = if files.is_empty() {
+            Vec::new()
         } else {
-            Some(write_manifest(&self.location, spec, &files, snapshot_id).await?)
+            write_manifest(&self.location, spec, &files, snapshot_id).await?
         };
         let result = self
-            .commit(|md| with_appended(md, snapshot_id, manifest.clone(), &files))
+            .commit(|md| with_appended(md, snapshot_id, manifests.clone(), &files))
             .await;
         if let Err(e) = &result
             && !e.commit_may_have_happened()
-            && let Some(m) = &manifest
         {
-            for path in m.files().filter_map(|p| self.location.resolve(p).ok()) {
-                let _ = self.location.store.delete(&path).await;
-            }
+            crate::manifest::delete_manifests(&self.location, &manifests).await;
         }
         result
     }
@@ -265,7 +256,7 @@ pub fn new_snapshot_id() -> i64 {
 pub fn with_appended(
     md: &TableMetadata,
     snapshot_id: i64,
-    manifest: Option<ManifestFile>,
+    manifest: Vec<ManifestFile>,
     files: &[DataFile],
 ) -> Result<TableMetadata> {
     let mut next = md.clone();

@@ -96,7 +96,7 @@ pub fn check_v3_modes(md: &TableMetadata) -> Result<()> {
     }
     if let Some(key) = ROW_LEVEL_MODES.iter().find(|key| merge_on_read(md, key)) {
         return invalid!(
-            "table property {key} = 'merge-on-read' needs position delete files, which Iceberg format version 3 tables do not take (they use deletion vectors, not written by this engine yet); keep 'copy-on-write' on this table"
+            "table property {key} = 'merge-on-read' needs position delete files, which Iceberg format version 3 tables (those with a VARIANT or nanosecond timestamp column, or 'format-version' = '3') do not take: they use deletion vectors, not written by this engine yet; set {key} = 'copy-on-write' first"
         );
     }
     Ok(())

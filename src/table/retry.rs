@@ -48,12 +48,13 @@ pub struct Chosen {
 
 impl Chosen {
     /// Per table spec with files: (spec id, total, read, dropped unread).
-    pub fn per_spec(&self) -> Vec<(i32, usize, usize, usize)> {
+    pub fn per_spec(&self, md: &crate::spec::TableMetadata) -> Vec<(i32, usize, usize, usize)> {
         self.counts
             .iter()
             .filter(|c| c.total > 0)
             .map(|c| {
-                let n = |files: &[PlannedFile]| files.iter().filter(|f| f.spec_id == c.spec_id).count();
+                let of_spec = |f: &PlannedFile| md.spec(f.spec_id).is_ok_and(|s| s.partition_spec_id() == c.spec_id);
+                let n = |files: &[PlannedFile]| files.iter().filter(|f| of_spec(f)).count();
                 (c.spec_id, c.total, n(&self.read), n(&self.dropped))
             })
             .collect()

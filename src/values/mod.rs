@@ -36,6 +36,7 @@
 //! same strings (observed row by row in the `vectors` tests); where they
 //! disagree, the choice made here is listed in that module's docs.
 
+pub mod bound;
 pub mod hive;
 pub mod parse;
 pub mod serialization;
@@ -50,6 +51,7 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use thiserror::Error;
 
+pub use bound::{parse_bound, serialize_bound};
 pub use hive::{DEFAULT_PARTITION, escape, parse_partition_dir, partition_dir, unescape};
 pub use parse::parse;
 pub use serialization::serialize;

@@ -1,3 +1,4 @@
+pub mod cases;
 #[allow(dead_code)]
 pub mod foreign;
 pub mod readers;

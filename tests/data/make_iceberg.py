@@ -74,15 +74,11 @@ from pyiceberg.manifest import (  # noqa: E402
     DataFileContent,
     FileFormat,
     ManifestContent,
-    ManifestEntry,
-    ManifestEntryStatus,
-    ManifestWriterV2,
 )
 from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
 from pyiceberg.schema import Schema  # noqa: E402
 from pyiceberg.table import StaticTable  # noqa: E402
 from pyiceberg.table.snapshots import Operation  # noqa: E402
-from pyiceberg.table.update.snapshot import _FastAppendFiles  # noqa: E402
 from pyiceberg.transforms import (  # noqa: E402
     BucketTransform,
     DayTransform,
@@ -472,84 +468,9 @@ def make_evolved(cat: SqlCatalog) -> None:
 # iceberg/deletes : merge-on-read position and equality deletes, crafted by hand
 # ============================================================================================
 
-POS_FILE_PATH_ID = 2147483546
-POS_POS_ID = 2147483545
-
-
-class DeleteManifestWriterV2(ManifestWriterV2):
-    """pyiceberg's v2 manifest writer, but content=deletes (pyiceberg never writes these itself)."""
-
-    def content(self) -> ManifestContent:
-        return ManifestContent.DELETES
-
-    @property
-    def _meta(self) -> dict[str, str]:
-        return {**super()._meta, "content": "deletes"}
-
-
-class RowDelta(_FastAppendFiles):
-    """A fast append that can also add delete files (in a separate DELETES manifest)."""
-
-    def __init__(self, operation, transaction, io, data_files, delete_files):
-        super().__init__(operation=operation, transaction=transaction, io=io)
-        for f in data_files:
-            self.append_data_file(f)
-        self._new_delete_files = list(delete_files)
-
-    def _manifests(self):
-        manifests = super()._manifests()
-        if self._new_delete_files:
-            writer = DeleteManifestWriterV2(
-                spec=self._transaction.table_metadata.spec(), schema=self.schema(),
-                output_file=self.new_manifest_output(), snapshot_id=self._snapshot_id,
-                avro_compression=self._compression)
-            with writer:
-                for df in self._new_delete_files:
-                    writer.add(ManifestEntry.from_args(
-                        status=ManifestEntryStatus.ADDED, snapshot_id=self._snapshot_id,
-                        sequence_number=None, file_sequence_number=None, data_file=df))
-            manifests = [writer.to_manifest_file()] + manifests
-        return manifests
-
-    def _summary(self, snapshot_properties=None):
-        saved = self._added_data_files
-        self._added_data_files = saved + self._new_delete_files
-        try:
-            return super()._summary(snapshot_properties or {})
-        finally:
-            self._added_data_files = saved
-
-
-def commit_row_delta(tbl, operation: Operation, data_files=(), delete_files=()) -> int:
-    with tbl.transaction() as txn:
-        with RowDelta(operation, txn, tbl.io, list(data_files), list(delete_files)):
-            pass
-    return tbl.current_snapshot().snapshot_id
-
-
-def write_position_delete_file(path: str, rows: list[tuple[str, int]], partition: Record) -> DataFile:
-    rows = sorted(rows)
-    schema = pa.schema([
-        pa.field("file_path", pa.string(), nullable=False, metadata={"PARQUET:field_id": str(POS_FILE_PATH_ID)}),
-        pa.field("pos", pa.int64(), nullable=False, metadata={"PARQUET:field_id": str(POS_POS_ID)}),
-    ])
-    t = pa.table({"file_path": [r[0] for r in rows], "pos": [r[1] for r in rows]}, schema=schema)
-    os.makedirs(os.path.dirname(local_path(path)), exist_ok=True)
-    pq.write_table(t, local_path(path))
-    paths = [r[0] for r in rows]
-    poss = [r[1] for r in rows]
-    return DataFile.from_args(
-        content=DataFileContent.POSITION_DELETES,
-        file_path=path, file_format=FileFormat.PARQUET, partition=partition,
-        record_count=len(rows), file_size_in_bytes=os.path.getsize(local_path(path)),
-        column_sizes=None,
-        value_counts={POS_FILE_PATH_ID: len(rows), POS_POS_ID: len(rows)},
-        null_value_counts={POS_FILE_PATH_ID: 0, POS_POS_ID: 0},
-        nan_value_counts=None,
-        lower_bounds={POS_FILE_PATH_ID: min(paths).encode(), POS_POS_ID: to_bytes(LongType(), min(poss))},
-        upper_bounds={POS_FILE_PATH_ID: max(paths).encode(), POS_POS_ID: to_bytes(LongType(), max(poss))},
-        key_metadata=None, split_offsets=None, equality_ids=None, sort_order_id=None,
-    )
+# The position delete writing is shared with tests/interop/duckdb_known_bugs.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+from pyiceberg_deletes import commit_row_delta, write_position_delete_file  # noqa: E402
 
 
 def write_equality_delete_file(path: str, schema: Schema, eq_columns: list[str], rows: list[dict],

@@ -21,8 +21,11 @@ Several reads in one process (python and DuckDB start once):
 
 where reads.json is a JSON list of {"engine", "metadata", "filter"?, "sql_where"?,
 "snapshot_id"?, "plan_files"?}, or of {"sql", "tables"} (a DuckDB query over several tables,
-"tables" mapping each name in the query to its metadata); prints a JSON list with one result per read, in order: the
-object above, or {"error": "<message>"}.  Exit 0 unless the batch file itself is bad.
+"tables" mapping each name in the query to its metadata), or of {"script": [statements]} (DuckDB
+as a reference engine: the statements run in order on a fresh in-memory database, and the result
+is {"results": [...]} with one {"rows"} or {"error"} per statement); prints a JSON list with one
+result per read, in order: the object above, or {"error": "<message>"}.  Exit 0 unless the batch
+file itself is bad.
 
 A table directory is resolved through metadata/version-hint.text by both engines.
 
@@ -238,9 +241,15 @@ def duckdb_extension_files() -> list[str]:
 
 
 def duckdb_connection():
+    """The process's DuckDB connection, with the extensions loaded (made once)."""
     global _DUCKDB
-    if _DUCKDB is not None:
-        return _DUCKDB
+    if _DUCKDB is None:
+        _DUCKDB = new_duckdb_connection()
+    return _DUCKDB
+
+
+def new_duckdb_connection():
+    """A DuckDB connection of its own (an INTERNAL error invalidates the one it happened on)."""
     import duckdb
 
     con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
@@ -259,7 +268,6 @@ def duckdb_connection():
             f"REGION {_sql_string(s3['region'])}, ENDPOINT {_sql_string(endpoint.netloc)}, "
             f"URL_STYLE 'path', USE_SSL {use_ssl})"
         )
-    _DUCKDB = con
     return con
 
 
@@ -288,10 +296,28 @@ def query_duckdb(read: dict) -> dict:
     return {"rows": render_table(con.execute(read["sql"]).fetch_arrow_table())}
 
 
+def script_duckdb(read: dict) -> dict:
+    """Run read["script"] on a fresh in-memory DuckDB: one result per statement."""
+    import duckdb
+
+    con = duckdb.connect()
+    results = []
+    for sql in read["script"]:
+        try:
+            cursor = con.execute(sql)
+            table = cursor.fetch_arrow_table() if cursor.description else None
+            results.append({"rows": render_table(table) if table is not None else []})
+        except Exception as e:  # noqa: BLE001 - an engine error is an answer here
+            results.append({"error": f"{type(e).__name__}: {e}"})
+    return {"results": results}
+
+
 ENGINES = {"pyiceberg": read_pyiceberg, "duckdb": read_duckdb}
 
 
 def run(read: dict) -> dict:
+    if "script" in read:
+        return script_duckdb(read)
     if "sql" in read:
         return query_duckdb(read)
     engine = ENGINES.get(read.get("engine", ""))

@@ -15,7 +15,10 @@ the self-check of iceberg_read.py (both engines must read what pyiceberg wrote).
         timestamps may be ISO strings and decimals strings).
 
 All of them write metadata/version-hint.text (pyiceberg does not), so both engines also read
-the table by its directory.  They print a JSON object on stdout: {"metadata": <current metadata location>, "location":
+the table by its directory.  With --directory the table is then made a directory (Hadoop-style)
+table, which other engines may write to by its directory: its current metadata file is copied to
+metadata/v<N>.metadata.json and the hint names N (a table left with only pyiceberg's
+<N>-<uuid>.metadata.json files belongs to its catalog, and our writes by directory refuse it).  They print a JSON object on stdout: {"metadata": <current metadata location>, "location":
 <table location>, "snapshot_ids": [...oldest first], "rows": [...rendered as iceberg_read.py
 renders them]}.  S3: the same environment variables as iceberg_read.py.
 """
@@ -47,10 +50,14 @@ def catalog(catalog_dir: str, warehouse: str):
     )
 
 
-def describe(table) -> dict:
-    write_version_hint(table)
+def describe(table, directory: bool = False) -> dict:
+    metadata = table.metadata_location
+    if directory:
+        metadata = make_directory_table(table)
+    else:
+        write_version_hint(table)
     return {
-        "metadata": table.metadata_location,
+        "metadata": metadata,
         "location": table.location(),
         "snapshot_ids": [s.snapshot_id for s in table.metadata.snapshots],
         "rows": render_table(table.scan().to_arrow()),
@@ -65,6 +72,19 @@ def write_version_hint(table) -> None:
     hint = f"{table.location()}/metadata/version-hint.text"
     with table.io.new_output(hint).create(overwrite=True) as out:
         out.write(name.encode())
+
+
+def make_directory_table(table) -> str:
+    """The table's current metadata as metadata/v<N>.metadata.json, and the hint naming N."""
+    number = int(table.metadata_location.rsplit("/", 1)[1].split("-", 1)[0])
+    metadata = f"{table.location()}/metadata/v{number}.metadata.json"
+    with table.io.new_input(table.metadata_location).open() as source:
+        content = source.read()
+    with table.io.new_output(metadata).create(overwrite=False) as out:
+        out.write(content)
+    with table.io.new_output(f"{table.location()}/metadata/version-hint.text").create(overwrite=True) as out:
+        out.write(str(number).encode())
+    return metadata
 
 
 def create(args) -> dict:
@@ -98,7 +118,7 @@ def create(args) -> dict:
     for rows in batches:
         columns = list(zip(*rows))
         table.append(pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, arrow_schema)], schema=arrow_schema))
-    return describe(cat.load_table(args.name))
+    return describe(cat.load_table(args.name), args.directory)
 
 
 def create_types(args) -> dict:
@@ -141,7 +161,7 @@ def create_types(args) -> dict:
     data = pa.Table.from_pylist(rows, schema=schema)
     table = cat.create_table(args.name, schema=data.schema)
     table.append(data)
-    return describe(cat.load_table(args.name))
+    return describe(cat.load_table(args.name), args.directory)
 
 
 def register_append(args) -> dict:
@@ -170,6 +190,7 @@ def main() -> int:
     parser.add_argument("--warehouse", help="the catalog's warehouse (default DIR/warehouse)")
     parser.add_argument("--metadata", help="register-append: the metadata.json to register")
     parser.add_argument("--rows", help="register-append: a JSON file with a list of rows")
+    parser.add_argument("--directory", action="store_true", help="make it a directory (version-hint) table")
     args = parser.parse_args()
     if args.action == "register-append" and not (args.metadata and args.rows):
         parser.error("register-append needs --metadata and --rows")

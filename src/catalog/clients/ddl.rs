@@ -138,9 +138,9 @@ impl NamespaceSchema {
                 let spec = metadata.current_spec()?;
                 serde_json::json!({
                     "schemas": [crate::spec::iceberg_json::schema_json(spec)?],
-                    "current-schema-id": spec.spec_id,
+                    "current-schema-id": spec.schema_id(),
                     "partition-specs": [crate::spec::iceberg_json::partition_spec_json(spec)?],
-                    "default-spec-id": spec.spec_id,
+                    "default-spec-id": spec.partition_spec_id(),
                     "properties": metadata.properties,
                 })
             }

@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::formats::iceberg::adopt::ForeignSnapshot;
 use crate::spec::metadata::{ICEBERG_V3, SnapshotRef};
 use crate::spec::types::{PrimitiveType, Type};
-use crate::spec::{NestedField, PartitionField, PartitionSpec, Schema, TableMetadata, TableSpec};
+use crate::spec::{NestedField, PartitionField, PartitionSpec, Schema, TableMetadata};
 use crate::table::change::Change;
 
 /// A precondition of a commit (Iceberg's `TableRequirement`).
@@ -294,12 +294,12 @@ pub fn check_requirements(md: &TableMetadata, requirements: &[Requirement], tabl
                     ),
                 ));
             }
-            Requirement::AssertCurrentSchemaId { id } if *id != md.current_spec_id => {
+            Requirement::AssertCurrentSchemaId { id } if *id != md.current_spec()?.schema_id() => {
                 return Err(failed(
                     table,
                     format!(
                         "requirement assert-current-schema-id: it is {}, expected {id}",
-                        md.current_spec_id
+                        md.current_spec()?.schema_id()
                     ),
                 ));
             }
@@ -312,12 +312,12 @@ pub fn check_requirements(md: &TableMetadata, requirements: &[Requirement], tabl
                     ),
                 ));
             }
-            Requirement::AssertDefaultSpecId { id } if *id != md.current_spec_id => {
+            Requirement::AssertDefaultSpecId { id } if *id != md.current_spec()?.partition_spec_id() => {
                 return Err(failed(
                     table,
                     format!(
                         "requirement assert-default-spec-id: it is {}, expected {id}",
-                        md.current_spec_id
+                        md.current_spec()?.partition_spec_id()
                     ),
                 ));
             }
@@ -552,21 +552,7 @@ fn with_table_spec(md: &TableMetadata, schema: Schema, partition_spec: Partition
     next.last_updated_ms = chrono::Utc::now().timestamp_millis();
     next.last_column_id = next.last_column_id.max(schema.highest_field_id());
     next.last_partition_id = next.last_partition_id.max(partition_spec.highest_field_id());
-    if let Some(existing) = md
-        .table_specs
-        .iter()
-        .find(|s| s.schema == schema && s.partition_spec == partition_spec)
-    {
-        next.current_spec_id = existing.spec_id;
-        return Ok(next);
-    }
-    let spec_id = md.table_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
-    next.table_specs.push(TableSpec {
-        spec_id,
-        schema,
-        partition_spec,
-    });
-    next.current_spec_id = spec_id;
+    next.use_table_spec(schema, partition_spec);
     Ok(next)
 }
 
@@ -636,7 +622,7 @@ pub fn apply_one(
                     .rev()
                     .find(|(given, _)| *given == Some(id))
                     .map(|(_, s)| s.clone())
-                    .or_else(|| md.spec(id).ok().map(|s| s.schema.clone())),
+                    .or_else(|| md.spec_of_schema(id).map(|s| s.schema.clone())),
             };
             let Some(schema) = schema else {
                 return Err(Error::Invalid(format!(
@@ -669,9 +655,9 @@ pub fn apply_one(
                     let mut last = md.last_partition_id;
                     parse_spec(&doc, &current.schema, &earlier, &mut last)?
                 }
-                None => match md.spec(*spec_id) {
-                    Ok(s) => s.partition_spec.clone(),
-                    Err(_) => {
+                None => match md.spec_of_partition_spec(*spec_id) {
+                    Some(s) => s.partition_spec.clone(),
+                    None => {
                         return Err(Error::Invalid(format!(
                             "set-default-spec: there is no partition spec {spec_id}"
                         )));
@@ -806,10 +792,14 @@ fn add_snapshot(
                 summary.entry(k.clone()).or_insert_with(|| v.clone());
             }
         }
-        if let Some(id) = foreign.schema_id
-            && md.spec(id).is_ok()
+        // The client's schema id names the table spec with that schema
+        // and the current partition spec, if there is one.
+        if let Some(schema_id) = foreign.schema_id
+            && let Some(spec) = md.table_specs.iter().find(|t| {
+                t.schema_id() == schema_id && md.current_spec().is_ok_and(|c| c.partition_spec == t.partition_spec)
+            })
         {
-            s.table_spec_id = Some(id);
+            s.table_spec_id = Some(spec.spec_id);
         }
     }
     Ok(next)

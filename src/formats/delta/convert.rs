@@ -229,11 +229,7 @@ pub fn convert(log: &LogSnapshot, table: &str) -> Result<Converted> {
             false => ScalarValue::iter_to_array(values)?,
         });
     }
-    let spec = TableSpec {
-        spec_id: 0,
-        schema: schema.clone(),
-        partition_spec: PartitionSpec { fields },
-    };
+    let spec = TableSpec::new(0, schema.clone(), PartitionSpec { fields });
     let part_fields = partition_fields(&spec)?;
     for (array, field) in partitions.iter_mut().zip(part_fields.iter()) {
         if array.data_type() != field.data_type() {

@@ -217,11 +217,14 @@ pub async fn adopt(
         }
     }
 
-    // The client's live entries, as data files of our specs.
+    // The client's live entries, as data files of our specs: its manifests
+    // name Iceberg's partition spec ids, each that of one or more of our
+    // table specs (the current one where it is among them).
     let specs: HashMap<i32, SpecMapping> = md
         .table_specs
         .iter()
-        .map(|s| (s.spec_id, SpecMapping::new(&IcebergSpec::of(s), &s.schema)))
+        .filter_map(|s| md.spec_of_partition_spec(s.partition_spec_id()))
+        .map(|s| (s.partition_spec_id(), SpecMapping::new(&IcebergSpec::of(s), &s.schema)))
         .collect();
     let stored_paths: Vec<String> = theirs.keys().cloned().collect();
     let manifests = IcebergManifests::new(rebase, theirs, specs);
@@ -235,12 +238,16 @@ pub async fn adopt(
             c.as_primitive_opt::<datafusion::arrow::datatypes::Int32Type>()
                 .map(|a| a.value(0))
         });
-        let Some(spec) = spec_id.and_then(|id| md.table_specs.iter().find(|s| s.spec_id == id)) else {
+        let Some(spec) = spec_id.and_then(|id| md.spec_of_partition_spec(id)) else {
             return Err(Error::Invalid(format!(
                 "add-snapshot: manifest {stored} is of a partition spec the table does not have"
             )));
         };
-        listed_files.extend(data_files(spec, &batch)?);
+        // Of our table spec, not of Iceberg's partition spec id.
+        listed_files.extend(data_files(spec, &batch)?.into_iter().map(|mut f| {
+            f.spec_id = spec.spec_id;
+            f
+        }));
     }
 
     // Files of the parent's manifests that the list drops.

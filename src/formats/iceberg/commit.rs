@@ -184,6 +184,9 @@ impl IcebergCommits {
                 "it is a hidden-partitions table (its metadata is ours too): write to it as one, e.g. CREATE TABLE … LOCATION".into(),
             );
         }
+        if let Some(why) = self.pointer.forks(&latest.file) {
+            return refuse(why);
+        }
         match latest.built.metadata.format_version {
             2 => {}
             3 if latest.raw.get("next-row-id").and_then(Json::as_i64).is_some() => {}
@@ -465,17 +468,16 @@ fn kept_entry(e: &ManifestEntryFile) -> Result<ManifestListEntry> {
         added_rows_count: count(3),
         existing_rows_count: count(4),
         deleted_rows_count: count(5),
-        partitions: e
-            .partitions
-            .iter()
-            .flatten()
-            .map(|s| FieldSummaryBinary {
-                contains_null: s.contains_null,
-                contains_nan: s.contains_nan,
-                lower: s.lower.clone(),
-                upper: s.upper.clone(),
-            })
-            .collect(),
+        partitions: e.partitions.as_ref().map(|p| {
+            p.iter()
+                .map(|s| FieldSummaryBinary {
+                    contains_null: s.contains_null,
+                    contains_nan: s.contains_nan,
+                    lower: s.lower.clone(),
+                    upper: s.upper.clone(),
+                })
+                .collect()
+        }),
         first_row_id: e.first_row_id,
     })
 }

@@ -61,11 +61,7 @@ impl SpecMapping {
             }
         }
         Self {
-            spec: TableSpec {
-                spec_id: iceberg.spec_id,
-                schema: schema.clone(),
-                partition_spec: PartitionSpec { fields },
-            },
+            spec: TableSpec::new(iceberg.spec_id, schema.clone(), PartitionSpec { fields }),
             kept,
             iceberg: iceberg.clone(),
         }
@@ -92,6 +88,7 @@ fn unknown_summary() -> FieldSummary {
         contains_nan: true,
         lower_bound: None,
         upper_bound: None,
+        empty_bounds: false,
     }
 }
 
@@ -101,7 +98,7 @@ fn summary(raw: &RawFieldSummary, dt: &DataType) -> FieldSummary {
     let ser = |b: &Option<Vec<u8>>| {
         b.as_deref()
             .and_then(|b| decode_bound(b, dt))
-            .and_then(|v| crate::values::serialize(&v).ok().flatten())
+            .and_then(|v| crate::values::serialize_bound(&v).ok().flatten())
     };
     let (lower, upper) = (ser(&raw.lower), ser(&raw.upper));
     let bounded = lower.is_some() && upper.is_some();
@@ -112,6 +109,7 @@ fn summary(raw: &RawFieldSummary, dt: &DataType) -> FieldSummary {
         contains_nan: raw.contains_nan.unwrap_or(dt.is_floating()),
         lower_bound: if bounded { lower } else { None },
         upper_bound: if bounded { upper } else { None },
+        empty_bounds: !written || bounded,
     }
 }
 

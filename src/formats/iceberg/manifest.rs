@@ -859,6 +859,8 @@ mod tests {
             spec_id: 4,
             schema,
             partition_spec: PartitionSpec { fields },
+            iceberg_schema_id: None,
+            iceberg_spec_id: None,
         }
     }
 

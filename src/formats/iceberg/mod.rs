@@ -274,11 +274,11 @@ fn our_metadata(
         table_specs.first().map(|s| s.spec_id).unwrap_or(0)
     };
     if table_specs.is_empty() {
-        table_specs.push(crate::spec::TableSpec {
-            spec_id: current_spec_id,
-            schema: schema.clone(),
-            partition_spec: Default::default(),
-        });
+        table_specs.push(crate::spec::TableSpec::new(
+            current_spec_id,
+            schema.clone(),
+            Default::default(),
+        ));
     }
     let mut manifests = Some(manifests);
     let snapshots = md

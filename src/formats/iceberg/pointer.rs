@@ -56,6 +56,12 @@ pub trait MetadataPointer: Debug + Send + Sync {
     fn catalog_commits(&self) -> bool {
         false
     }
+
+    /// Why a commit through this pointer would fork the table whose current
+    /// metadata file is `current`, if it would.
+    fn forks(&self, _current: &Path) -> Option<String> {
+        None
+    }
 }
 
 /// A table in a directory of its own (Hadoop style): `metadata/v<N>.metadata.json`.
@@ -85,6 +91,21 @@ impl MetadataPointer for DirectoryPointer {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// A table whose metadata files are named as catalogs name them
+    /// (`00002-<uuid>.metadata.json`, not `v2.metadata.json`) has its
+    /// current file recorded by a catalog, which a new `v<N>` file and hint
+    /// would not move: the catalog's writers and ours would each go on from
+    /// their own version.
+    fn forks(&self, current: &Path) -> Option<String> {
+        let name = current.filename()?;
+        if name.starts_with('v') && metadata_version(name).is_some() {
+            return None;
+        }
+        Some(format!(
+            "its metadata files are named as a catalog names them ({name}), so a catalog (such as pyiceberg's SqlCatalog, a REST catalog or Glue) records which one is current, and a write by directory would fork its history; write to it through its catalog (--catalog sqlite:FILE | postgresql://… | http://…)"
+        ))
     }
 
     async fn commit(&self, table: &TableLocation, latest: &Current, next: NextMetadata<'_>) -> Result<Option<Current>> {
