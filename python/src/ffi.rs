@@ -27,6 +27,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
 
 use crate::errors::HiddenPartitionsError;
+use crate::persist::PersistingCatalog;
 use crate::session::{open_session, runtime};
 
 const CATALOG: &CStr = c"datafusion_catalog_provider";
@@ -74,6 +75,9 @@ impl WarehouseCatalog {
             .catalog(&name)
             .ok_or_else(|| HiddenPartitionsError::new_err(format!("the session has no catalog {name}")))?;
         let handle = runtime()?.handle().clone();
+        // DataFusion's own CREATE TABLE there stores a warehouse table.
+        let provider: Arc<dyn CatalogProvider> =
+            Arc::new(PersistingCatalog::new(provider, self.ctx.clone(), handle.clone()));
         let exported = FFI_CatalogProvider::new_with_ffi_codec(provider, Some(handle), codec);
         PyCapsule::new_with_value(py, exported, CATALOG)
     }

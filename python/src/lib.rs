@@ -8,6 +8,7 @@
 mod arrow_stream;
 mod errors;
 mod ffi;
+mod persist;
 mod result;
 mod session;
 

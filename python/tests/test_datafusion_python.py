@@ -79,3 +79,24 @@ def test_register_brings_our_functions(warehouse):
     hp.register(bare, warehouse=warehouse, functions=False)
     with pytest.raises(Exception, match="(?i)bucket"):
         bare.sql("SELECT bucket(16, id) FROM hp.public.events").collect()
+
+
+def test_create_table_in_a_registered_catalog_reaches_the_warehouse(warehouse, cli):
+    """DataFusion's own CREATE TABLE and CTAS in the catalog write warehouse tables, which a
+    new process finds with their rows; what a warehouse cannot store is refused."""
+    filled(warehouse)
+    ctx = datafusion.SessionContext()
+    hp.register(ctx, warehouse=warehouse, name="hp")
+    ctx.sql("CREATE TABLE hp.public.newt (id BIGINT, name VARCHAR)").collect()
+    ctx.sql("INSERT INTO hp.public.newt VALUES (1, 'one'), (2, 'two')").collect()
+    ctx.sql("CREATE TABLE hp.public.copied AS SELECT id, region FROM hp.public.events WHERE id >= 2").collect()
+    assert ctx.sql("SELECT count(*) AS n FROM hp.public.newt").to_pylist() == [{"n": 2}]
+    # Another process, which knows only the warehouse, sees both tables and their rows.
+    assert cli(warehouse, "SELECT id, name FROM newt ORDER BY id").strip().splitlines()[1:] == ["1,one", "2,two"]
+    assert cli(warehouse, "SELECT id, region FROM copied ORDER BY id").strip().splitlines()[1:] == ["2,EU", "3,EU"]
+    with pytest.raises(Exception, match="(?i)already exists"):
+        ctx.sql("CREATE TABLE hp.public.newt (id BIGINT)").collect()
+    with pytest.raises(Exception, match="CREATE VIEW"):
+        ctx.sql("CREATE VIEW hp.public.v AS SELECT 1 AS x").collect()
+    tables = [r["table_name"] for r in hp.Session(warehouse=warehouse).sql("SHOW TABLES").to_pylist()]
+    assert "newt" in tables and "copied" in tables and "v" not in tables, tables
