@@ -76,20 +76,38 @@ enum Action {
         /// only its endpoint and region)
         #[arg(long)]
         vend_credentials: bool,
+        /// Let clients place new tables under ROOT (a directory or URL; may
+        /// repeat); by default a table's place in the warehouse is its only
+        /// location
+        #[arg(long = "allow-location", value_name = "ROOT")]
+        allow_location: Vec<String>,
+        /// Connections served at once; more wait until one closes
+        #[arg(long, default_value_t = 256, value_name = "N")]
+        max_connections: usize,
     },
 }
 
-fn warehouse(args: &Args) -> hidden_partitions::Result<Warehouse> {
+fn warehouse(args: &Args, matches: &clap::ArgMatches) -> hidden_partitions::Result<Warehouse> {
     let mut options = StorageOptions::new();
     for pair in &args.storage_option {
         let (k, v) = StorageOptions::parse_pair(pair)?;
         options = options.with(k, v);
     }
-    Warehouse::open(&args.warehouse, options)
+    // A REST catalog places its tables: without --warehouse nothing is made
+    // in the working directory for it.
+    let rest = args
+        .catalog
+        .as_deref()
+        .is_some_and(|c| c.starts_with("http://") || c.starts_with("https://"));
+    let defaulted = matches.value_source("warehouse") == Some(clap::parser::ValueSource::DefaultValue);
+    Warehouse::open_with(&args.warehouse, options, !(rest && defaulted))
 }
 
-async fn open(args: &Args) -> hidden_partitions::Result<datafusion::prelude::SessionContext> {
-    let warehouse = warehouse(args)?;
+async fn open(
+    args: &Args,
+    matches: &clap::ArgMatches,
+) -> hidden_partitions::Result<datafusion::prelude::SessionContext> {
+    let warehouse = warehouse(args, matches)?;
     match (&args.ballista, &args.catalog) {
         (None, None) => session_with(warehouse).await,
         (None, Some(catalog)) => hidden_partitions::session::session_with_catalog(warehouse, catalog).await,
@@ -147,6 +165,8 @@ async fn main() -> ExitCode {
         port,
         token,
         vend_credentials,
+        allow_location,
+        max_connections,
     }) = &args.action
     {
         let options = hidden_partitions::serve::ServeOptions {
@@ -154,9 +174,11 @@ async fn main() -> ExitCode {
             port: *port,
             token: token.clone().or_else(|| std::env::var("HIDDEN_PARTITIONS_TOKEN").ok()),
             vend_credentials: *vend_credentials,
+            allowed_locations: allow_location.clone(),
+            max_connections: *max_connections,
             ..Default::default()
         };
-        let served = match warehouse(&args) {
+        let served = match warehouse(&args, &matches) {
             Ok(w) => hidden_partitions::serve::serve(w, options).await,
             Err(e) => Err(e),
         };
@@ -168,7 +190,7 @@ async fn main() -> ExitCode {
             }
         };
     }
-    let ctx = match open(&args).await {
+    let ctx = match open(&args, &matches).await {
         Ok(ctx) => ctx,
         Err(e) => {
             eprintln!("Error: {e}");

@@ -503,3 +503,42 @@ fn files_under(dir: &Path) -> Vec<String> {
         })
         .collect()
 }
+
+/// A SQL catalog file that holds catalogs of other names than the default says which, and
+/// how to choose (`?catalog=NAME`); names that would put a table inside another's directory
+/// or clash with metadata tables (`$`) are refused, as in the warehouse.
+#[test]
+fn sql_catalogs_name_their_catalogs_and_refuse_unsafe_table_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cat.db");
+    let wh = dir.path().join("wh");
+    let prod = format!("sqlite:{}?catalog=prod", db.display());
+    let o = cli(
+        &wh,
+        &prod,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); INSERT INTO ns.t VALUES (1)",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = cli(&wh, &format!("sqlite:{}", db.display()), "SHOW TABLES");
+    assert!(!o.status.success(), "a catalog without the default name looked empty");
+    let err = text(&o.stderr);
+    assert!(err.contains("prod") && err.contains("?catalog="), "{err}");
+    for name in ["\"a/data/x\"", "\"x$1\"", "\"..\""] {
+        let o = cli(&wh, &prod, &format!("CREATE TABLE ns.{name} (id BIGINT)"));
+        assert!(!o.status.success(), "CREATE TABLE ns.{name} ran");
+        assert!(
+            text(&o.stderr).contains("invalid table name"),
+            "{name}: {}",
+            text(&o.stderr)
+        );
+    }
+    let o = cli(&wh, &prod, "ALTER TABLE ns.t RENAME TO ns.\"a/b\"");
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("invalid table name"), "{}", text(&o.stderr));
+    let o = cli(&wh, &prod, "SELECT id FROM ns.t");
+    assert!(
+        o.status.success() && text(&o.stdout).contains('1'),
+        "{}",
+        text(&o.stderr)
+    );
+}

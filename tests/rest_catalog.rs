@@ -473,3 +473,99 @@ fn an_s3_warehouse_hands_clients_its_endpoint_not_its_credentials() {
         }
     }
 }
+
+/// Staged creates that carry data commit: pyiceberg's `create_table_transaction` with an
+/// append, and DuckDB's `CREATE TABLE … AS SELECT` through ATTACH (both write their files
+/// where the staged create placed the table); a staged create never committed leaves the
+/// name free for the next create.
+#[test]
+fn staged_creates_with_data_commit_and_abandoned_ones_leave_the_name_free() {
+    let Some(python) = python("staged_creates_with_data_commit_and_abandoned_ones_leave_the_name_free") else {
+        return;
+    };
+    let s = serve(None);
+    client(&python, &s.url, None, &["pyiceberg-create"]);
+    let staged = client(&python, &s.url, None, &["staged", "ns.st"]);
+    assert_eq!(
+        staged["created"],
+        json!([{"id": 1, "name": "staged"}, {"id": 2, "name": "with data"}]),
+        "{staged}"
+    );
+    assert_eq!(staged["exists_after_staging"], json!(false), "{staged}");
+    assert_eq!(staged["recreated"], json!([{"id": 3, "name": "plain"}]), "{staged}");
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.st"), rows(&staged["created"]));
+    assert_eq!(
+        ours(&s.warehouse, "SELECT * FROM ns.st_abandoned"),
+        rows(&staged["recreated"])
+    );
+    let duck = client(&python, &s.url, None, &["duckdb-ctas", "ns.dt"]);
+    assert_eq!(
+        duck["rows"],
+        json!([{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]),
+        "{duck}"
+    );
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.dt"), rows(&duck["rows"]));
+}
+
+/// pyiceberg's `overwrite(df, overwrite_filter=…)` on a table with our position deletes: its
+/// commit lists our delete manifest as it read it (one snapshot of the commit rewrites it),
+/// which is ours, not a delete file the client wrote.
+#[test]
+fn an_overwrite_over_our_position_deletes_commits() {
+    let Some(python) = python("an_overwrite_over_our_position_deletes_commits") else {
+        return;
+    };
+    let s = serve(None);
+    client(&python, &s.url, None, &["pyiceberg-create"]);
+    ours(
+        &s.warehouse,
+        "ALTER TABLE ns.events SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')",
+    );
+    ours(
+        &s.warehouse,
+        "INSERT INTO ns.events VALUES (20, TIMESTAMP '2024-01-09 01:00:00', 'x'), (20, TIMESTAMP '2024-01-09 02:00:00', 'y')",
+    );
+    ours(&s.warehouse, "DELETE FROM ns.events WHERE name = 'x'");
+    let deletes = ours(
+        &s.warehouse,
+        "SELECT count(*) AS n FROM ns.\"events$files\" WHERE content <> 'data'",
+    );
+    assert_eq!(deletes, vec![json!({"n": 1})]);
+    // The file the delete file names leaves the table: our commit of the client's first
+    // snapshot rewrites the delete manifest, which its second snapshot lists as it was.
+    let after = client(&python, &s.url, None, &["overwrite", "ns.events", "id = 20"]);
+    let ids: Vec<i64> = after["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, vec![1, 2, 3, 500], "{after}");
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.events"), rows(&after["rows"]));
+}
+
+/// `ALTER TABLE … ADD COLUMN` through our own client of this server (`--catalog http://…`):
+/// the client sends `last-column-id` as the new highest id, as the spec says, and the server
+/// takes it so; pyiceberg sees the column.
+#[test]
+fn add_column_through_our_client_of_our_server() {
+    let Some(python) = python("add_column_through_our_client_of_our_server") else {
+        return;
+    };
+    let s = serve(None);
+    client(&python, &s.url, None, &["pyiceberg-create"]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .current_dir(elsewhere.path())
+        .args(["--catalog", &s.url, "-c"])
+        .arg("ALTER TABLE ns.events ADD COLUMN note VARCHAR; INSERT INTO ns.events VALUES (7, TIMESTAMP '2024-01-07 00:00:00', 'seven', 'noted')")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        std::fs::read_dir(elsewhere.path()).unwrap().next().is_none(),
+        "a REST catalog's session made files in the working directory"
+    );
+    let read = client(&python, &s.url, None, &["pyiceberg-read", "ns.events", "id = 7"]);
+    assert_eq!(read["rows"][0]["note"], json!("noted"), "{read}");
+}

@@ -88,8 +88,20 @@ fn check_directory_name(what: &str, name: &str) -> Result<()> {
     if !ok {
         return invalid!("invalid {what} name {name:?}: use letters, digits, '_', '-' or '.'");
     }
+    // A directory name (with the warehouse's suffixes such as `.renamed` or
+    // `@<id>`) must fit a path component of 255 bytes.
+    if name.len() > MAX_NAME_BYTES {
+        return invalid!(
+            "invalid {what} name {:?}…: it is {} bytes, and at most {MAX_NAME_BYTES} are allowed",
+            name.chars().take(20).collect::<String>(),
+            name.len()
+        );
+    }
     Ok(())
 }
+
+/// The longest table or schema name, in bytes.
+pub const MAX_NAME_BYTES: usize = 200;
 
 /// Table names become directory names: keep them to a safe alphabet, and
 /// away from the names of the warehouse's own files (`<name>.location`).
@@ -139,9 +151,16 @@ impl Warehouse {
     /// `az://…`, `memory:///…`, `file:///…`); see `store::connect` for the
     /// options. A local directory is created if missing.
     pub fn open(location: &str, options: StorageOptions) -> Result<Self> {
+        Self::open_with(location, options, true)
+    }
+
+    /// [`Self::open`], creating a missing local directory only when
+    /// `create` (a REST catalog places its tables itself: its clients need
+    /// no directory of their own).
+    pub fn open_with(location: &str, options: StorageOptions, create: bool) -> Result<Self> {
         let place = parse_location(location)?;
         options.validate()?;
-        if place.scheme == Scheme::Local {
+        if place.scheme == Scheme::Local && create {
             let dir = std::path::PathBuf::from(format!("/{}", place.root));
             std::fs::create_dir_all(&dir)
                 .map_err(|e| Error::Invalid(format!("cannot create warehouse directory {}: {e}", dir.display())))?;

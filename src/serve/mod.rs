@@ -19,12 +19,19 @@
 //!   needs `Authorization: Bearer <token>`, else 401;
 //! - bodies are limited ([`ServeOptions::body_limit`], 16 MiB by default),
 //!   malformed JSON is a 400 in the protocol's error model;
+//! - connections are bounded ([`ServeOptions::max_connections`]), and a
+//!   client slow to send a request's headers or body is cut off
+//!   ([`connections`]);
+//! - a new table is placed in the warehouse, or under a root the operator
+//!   allows (`--allow-location`); a client never learns what lies elsewhere;
 //! - a request that changes something runs to its end on its own task, so
 //!   a client that disconnects mid-commit leaves the table at the old or
 //!   the new snapshot, never between;
 //! - the request log says method, path, status and time: never a header,
 //!   a body or a credential; tables' `config` holds the store's endpoint
 //!   and region, and credentials only when vending them is asked for.
+
+pub mod connections;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -81,6 +88,15 @@ pub struct ServeOptions {
     pub vend_credentials: bool,
     /// Print one line per request on stderr (with the reason of a failure).
     pub log_requests: bool,
+    /// Roots under which a client may place a new table (besides its place
+    /// in the warehouse).
+    pub allowed_locations: Vec<String>,
+    /// Connections served at once (more wait to be accepted).
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers, and to send
+    /// its body ([`connections`]).
+    pub header_deadline: std::time::Duration,
+    pub body_deadline: std::time::Duration,
 }
 
 impl Default for ServeOptions {
@@ -92,6 +108,10 @@ impl Default for ServeOptions {
             body_limit: 16 * 1024 * 1024,
             vend_credentials: false,
             log_requests: true,
+            allowed_locations: Vec::new(),
+            max_connections: 256,
+            header_deadline: connections::HEADER_DEADLINE,
+            body_deadline: connections::BODY_DEADLINE,
         }
     }
 }
@@ -125,6 +145,8 @@ struct Served {
     catalog: Arc<RestCatalog>,
     token: Option<Arc<str>>,
     log: bool,
+    body_limit: usize,
+    body_deadline: std::time::Duration,
 }
 
 /// Why a request failed, kept with its response for the request log.
@@ -405,7 +427,10 @@ async fn guard(State(s): State<Served>, headers: HeaderMap, request: Request, ne
             .is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes())),
     };
     let response = match allowed {
-        true => next.run(request).await,
+        true => match with_body(request, s.body_limit, s.body_deadline).await {
+            Ok(request) => next.run(request).await,
+            Err(e) => failed(e).into_response(),
+        },
         false => failed(RestError::not_authorized()).into_response(),
     };
     if s.log {
@@ -422,6 +447,41 @@ async fn guard(State(s): State<Served>, headers: HeaderMap, request: Request, ne
     response
 }
 
+/// `request` with its body read, within `deadline` and `limit` bytes (a
+/// larger announced length is refused before reading).
+async fn with_body(
+    request: Request,
+    limit: usize,
+    deadline: std::time::Duration,
+) -> std::result::Result<Request, RestError> {
+    let too_large = || {
+        RestError::new(
+            413,
+            "BadRequestException",
+            format!("the request body is larger than {limit} bytes"),
+        )
+    };
+    let announced = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let (parts, body) = request.into_parts();
+    match tokio::time::timeout(deadline, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => Ok(Request::from_parts(parts, axum::body::Body::from(bytes))),
+        Ok(Err(e)) if e.to_string().contains("length limit") => Err(too_large()),
+        Ok(Err(e)) => Err(RestError::bad_request(format!("the request body cannot be read: {e}"))),
+        Err(_) => Err(RestError::new(
+            408,
+            "RequestTimeoutException",
+            format!("the request body did not arrive within {:.1} s", deadline.as_secs_f64()),
+        )),
+    }
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -432,6 +492,8 @@ pub fn router(catalog: Arc<RestCatalog>, options: &ServeOptions) -> Router {
         catalog,
         token: options.token.clone().filter(|t| !t.is_empty()).map(Arc::from),
         log: options.log_requests,
+        body_limit: options.body_limit,
+        body_deadline: options.body_deadline,
     };
     Router::new()
         .route("/v1/config", get(config))
@@ -463,7 +525,7 @@ pub async fn bind(
     options: ServeOptions,
 ) -> Result<(SocketAddr, impl Future<Output = std::io::Result<()>> + Send)> {
     let config = table_config(&warehouse.options, options.vend_credentials);
-    let catalog = Arc::new(RestCatalog::open(warehouse, config).await?);
+    let catalog = Arc::new(RestCatalog::open(warehouse, config, &options.allowed_locations).await?);
     let address = format!("{}:{}", options.host, options.port);
     let listener = tokio::net::TcpListener::bind(&address)
         .await
@@ -472,7 +534,11 @@ pub async fn bind(
         .local_addr()
         .map_err(|e| Error::Invalid(format!("cannot listen on {address}: {e}")))?;
     let app = router(catalog, &options);
-    Ok((bound, async move { axum::serve(listener, app).await }))
+    let (max_connections, header_deadline) = (options.max_connections, options.header_deadline);
+    Ok((
+        bound,
+        connections::serve_connections(listener, app, max_connections, header_deadline),
+    ))
 }
 
 /// Serve `warehouse` until Ctrl-C.

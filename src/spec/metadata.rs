@@ -387,12 +387,20 @@ impl TableMetadata {
     /// otherwise), as Iceberg keeps a spec's id across schema changes.
     /// Returns the table spec's id.
     pub fn use_table_spec(&mut self, schema: Schema, partition_spec: PartitionSpec) -> i32 {
+        let spec_id = self.add_table_spec(schema, partition_spec);
+        self.current_spec_id = spec_id;
+        spec_id
+    }
+
+    /// The id of the table spec of (`schema`, `partition_spec`): an existing
+    /// one, or a new one (not current) with the Iceberg ids `use_table_spec`
+    /// gives.
+    pub fn add_table_spec(&mut self, schema: Schema, partition_spec: PartitionSpec) -> i32 {
         if let Some(existing) = self
             .table_specs
             .iter()
             .find(|s| s.schema == schema && s.partition_spec == partition_spec)
         {
-            self.current_spec_id = existing.spec_id;
             return existing.spec_id;
         }
         let fresh = |ids: &mut dyn Iterator<Item = i32>| ids.max().map_or(0, |m| m + 1);
@@ -412,7 +420,6 @@ impl TableMetadata {
             iceberg_schema_id: Some(schema_id),
             iceberg_spec_id: Some(iceberg_spec_id),
         });
-        self.current_spec_id = spec_id;
         spec_id
     }
 

@@ -14,6 +14,7 @@
 //! | a snapshot lists its manifests or names their file; the current one lists them | current snapshot with only `manifests-file` |
 //! | a snapshot's parent, if still listed, has a lower sequence number; no sequence number exceeds `last-sequence-number` | a cycle of parents |
 //! | field ids are unique within a schema and at most `last-column-id` | two columns with id 3 |
+//! | names are unique among a struct's fields (ignoring ASCII case, as SQL names them) | columns `id` and `ID` |
 //! | a partition field's source id names a column of its schema; partition field ids are unique and at most `last-partition-id` | `source-id` 9 in a 3-column schema |
 //! | a bucket count or truncate width is in 1..=2147483647 (a Java int, as in Iceberg) | `bucket[3000000000]` |
 //!
@@ -53,6 +54,7 @@ pub fn check(md: &TableMetadata) -> Result<(), String> {
         let mut ids = HashSet::new();
         collect_ids(&spec.schema.fields, &mut ids)
             .map_err(|id| format!("table spec {}: field id {id} is used twice", spec.spec_id))?;
+        unique_names(&spec.schema.fields).map_err(|e| format!("table spec {}: {e}", spec.spec_id))?;
         if let Some(max) = ids.iter().max()
             && *max > md.last_column_id
         {
@@ -164,6 +166,33 @@ pub fn check(md: &TableMetadata) -> Result<(), String> {
 }
 
 /// Every field id under `fields` into `ids`; the first repeated one as the error.
+/// Whether the names of every struct's fields (the top level's too) are
+/// unique, ignoring ASCII case: a reader could not tell the fields apart.
+pub fn unique_names(fields: &[NestedField]) -> Result<(), String> {
+    let mut seen = HashSet::new();
+    for f in fields {
+        if !seen.insert(f.name.to_ascii_lowercase()) {
+            return Err(format!(
+                "two fields are named {:?} (names are compared ignoring case)",
+                f.name
+            ));
+        }
+        let mut t = &f.field_type;
+        loop {
+            match t {
+                Type::Struct(inner) => {
+                    unique_names(inner).map_err(|e| format!("in {:?}: {e}", f.name))?;
+                    break;
+                }
+                Type::List { element, .. } => t = element,
+                Type::Map { value, .. } => t = value,
+                Type::Primitive(_) | Type::Variant => break,
+            }
+        }
+    }
+    Ok(())
+}
+
 fn collect_ids(fields: &[NestedField], ids: &mut HashSet<i32>) -> Result<(), i32> {
     for f in fields {
         if !ids.insert(f.id) {

@@ -364,10 +364,15 @@ async fn add_column(
     Ok(StatementResult::empty())
 }
 
-/// A column definition (`name type [NOT NULL]`) as DataFusion plans it.
+/// A column definition (`name type [NOT NULL]`) as DataFusion plans it,
+/// in a session of its own: planning a CREATE TABLE looks its name up, and
+/// the user's session may ask a remote catalog for it.
 async fn column_definition(ctx: &SessionContext, definition: &str) -> Result<datafusion::arrow::datatypes::Field> {
-    let plan = ctx
-        .state()
+    let scratch = datafusion::execution::SessionStateBuilder::new()
+        .with_config(ctx.state().config().clone())
+        .with_type_planner(Arc::new(crate::sql::type_planner::SqlTypePlanner))
+        .build();
+    let plan = scratch
         .create_logical_plan(&format!("CREATE TABLE __hp_column ({definition})"))
         .await?;
     let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(cmt)) = plan else {

@@ -31,6 +31,15 @@
 //! A creator whose claim fails starts its statement over (without cleaning).
 //! A creator killed between its `commit` claim and its commit leaves files
 //! that stay protected.
+//!
+//! A *staged* create of the REST catalog (`stage-create`) hands a client
+//! the table's location before the table exists; the client writes its data
+//! files, manifests and manifest list there, then commits the create. The
+//! server marks such a location (`metadata/staged-<table-uuid>.json`, the
+//! staged metadata), and a location so marked counts as empty for a CREATE:
+//! whatever is there was written for a create the catalog staged — the one
+//! committing now, or one that was abandoned, whose files no table names
+//! (they are never read, nor deleted: no writer of ours made them).
 
 use std::collections::BTreeSet;
 
@@ -46,6 +55,7 @@ use crate::table::orphans::find_orphans;
 use crate::table::purge::delete_all;
 
 const MARKER: &str = "creating-";
+const STAGED: &str = "staged-";
 const COMMIT: &str = "commit";
 const ABANDONED: &str = "abandoned";
 
@@ -100,6 +110,44 @@ impl Creation {
         let _ = delete_all(&self.location, vec![marker_path(&self.location, &self.uuid)]).await;
         let _ = delete_all(&self.location, vec![claim_path(&self.location, &self.uuid)]).await;
     }
+}
+
+/// Mark `location` as that of a create the REST catalog staged for
+/// `metadata` (see the module docs).
+pub async fn mark_staged(location: &TableLocation, metadata: &TableMetadata) -> Result<()> {
+    let path = location
+        .metadata_dir()
+        .join(format!("{STAGED}{}.json", metadata.table_uuid));
+    location.store.put(&path, PutPayload::from(metadata.to_json()?)).await?;
+    Ok(())
+}
+
+/// Remove `location`'s staged-create markers once a table committed there
+/// (best effort: a marker left behind only makes the location count as
+/// empty for a later CREATE, as a dropped table's does anyway).
+pub async fn clear_staged(location: &TableLocation) {
+    let Ok(listed) = location
+        .store
+        .list(Some(&location.metadata_dir()))
+        .try_collect::<Vec<ObjectMeta>>()
+        .await
+    else {
+        return;
+    };
+    for m in listed.iter().filter(|m| is_staged_marker(location, &m.location)) {
+        let _ = location.store.delete(&m.location).await;
+    }
+}
+
+/// Whether `path` is a staged create's marker of `location`.
+fn is_staged_marker(location: &TableLocation, path: &Path) -> bool {
+    let metadata_dir = location.metadata_dir();
+    path.prefix_matches(&metadata_dir)
+        && path.parts().count() == metadata_dir.parts().count() + 1
+        && path
+            .filename()
+            .and_then(|n| n.strip_prefix(STAGED)?.strip_suffix(".json"))
+            .is_some_and(|uuid| uuid::Uuid::try_parse(uuid).is_ok())
 }
 
 fn marker_path(location: &TableLocation, uuid: &str) -> Path {
@@ -176,7 +224,7 @@ async fn files_of(location: &TableLocation, marker: &Marker) -> Result<BTreeSet<
 /// claim nor a file of a creation; `None` when only creations wrote here.
 pub async fn first_foreign_file(location: &TableLocation) -> Result<Option<Path>> {
     let listed: Vec<ObjectMeta> = location.store.list(Some(&location.root)).try_collect().await?;
-    if listed.is_empty() {
+    if listed.is_empty() || listed.iter().any(|m| is_staged_marker(location, &m.location)) {
         return Ok(None);
     }
     let mut explained = BTreeSet::new();

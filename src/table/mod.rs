@@ -150,15 +150,10 @@ impl Table {
         properties: BTreeMap<String, String>,
     ) -> Result<TableMetadata> {
         partition_spec.validate(&schema)?;
-        for (key, value) in &properties {
-            if key != properties::FORMAT_VERSION {
-                properties::check_property(key, value)?;
-            }
-        }
         let last_partition_id = partition_spec.highest_field_id();
         let table_uuid = uuid::Uuid::new_v4().to_string();
         let now = Utc::now().timestamp_millis();
-        Ok(TableMetadata {
+        let md = TableMetadata {
             format_version: FORMAT_VERSION,
             file_prefix: Some(crate::spec::metadata::file_prefix_of(&table_uuid)),
             created_ms: Some(now),
@@ -175,9 +170,13 @@ impl Table {
             table_specs: vec![TableSpec::new(0, schema, partition_spec)],
             current_snapshot_id: None,
             snapshots: Vec::new(),
-            properties,
+            properties: BTreeMap::new(),
             refs: BTreeMap::new(),
-        })
+        };
+        // The same rules as ALTER TABLE … SET TBLPROPERTIES: 'format-version'
+        // makes the table that version (never a property), write modes are
+        // checked against it.
+        properties::set_properties(&md, &properties)
     }
 
     /// Create the table; fails if one already exists at the location.

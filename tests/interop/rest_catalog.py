@@ -19,6 +19,11 @@ compare as JSON with our side.
                                                    another append, without assert-ref-snapshot-id; prints
                                                    {"committed": bool, "error": text or null}
     rest_catalog.py errors URI                     bad input: each answer's code and type
+    rest_catalog.py staged URI TABLE               create_table_transaction + append + commit (a staged create
+                                                   with data); then a staged create never committed (its files
+                                                   written), and a plain create of that name
+    rest_catalog.py duckdb-ctas URI TABLE          DuckDB's CREATE TABLE … AS SELECT through ATTACH (a staged create)
+    rest_catalog.py overwrite URI TABLE FILTER     pyiceberg's overwrite(df, overwrite_filter=FILTER) of one row
 
 Each prints one JSON object on stdout; an engine error exits 1 with the message on stderr.
 Set HP_CATALOG_TOKEN to send a bearer token.
@@ -270,6 +275,45 @@ def request_large(uri: str, method: str, path: str, body: bytes, headers: dict) 
         return r.status, text
 
 
+def staged(uri: str, name: str) -> dict:
+    """pyiceberg's staged create with data, then an abandoned one and a plain create."""
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    cat = catalog(uri)
+    schema = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "name", StringType(), required=False))
+    arrow = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
+    txn = cat.create_table_transaction(name, schema=schema)
+    txn.append(pa.Table.from_pylist([{"id": 1, "name": "staged"}, {"id": 2, "name": "with data"}], schema=arrow))
+    txn.commit_transaction()
+    created = rows(cat.load_table(name).scan().to_arrow())
+    # Staged, its files written, never committed: the name stays free.
+    abandoned = name + "_abandoned"
+    txn = cat.create_table_transaction(abandoned, schema=schema)
+    txn.append(pa.Table.from_pylist([{"id": 9, "name": "never committed"}], schema=arrow))
+    exists_after_staging = cat.table_exists(abandoned)
+    table = cat.create_table(abandoned, schema=schema)
+    table.append(pa.Table.from_pylist([{"id": 3, "name": "plain"}], schema=arrow))
+    return {
+        "created": created,
+        "exists_after_staging": exists_after_staging,
+        "recreated": rows(cat.load_table(abandoned).scan().to_arrow()),
+    }
+
+
+def duckdb_ctas(uri: str, name: str) -> dict:
+    con = duckdb_attach(uri)
+    con.execute(f"CREATE TABLE hp.{name} AS SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(id, name)")
+    return {"rows": rows(con.execute(f"SELECT * FROM hp.{name}").fetch_arrow_table())}
+
+
+def overwrite(uri: str, name: str, overwrite_filter: str) -> dict:
+    table = catalog(uri).load_table(name)
+    table.overwrite(events_arrow([(500, "2024-01-05T00:00:00", "overwritten")]), overwrite_filter=overwrite_filter)
+    return {"rows": rows(catalog(uri).load_table(name).scan().to_arrow())}
+
+
 def errors(uri: str) -> dict:
     out = {}
     headers = {"Content-Type": "application/json"}
@@ -340,6 +384,12 @@ def main() -> int:
         result = stale(uri, args[2], args[3])
     elif action == "errors":
         result = errors(uri)
+    elif action == "staged":
+        result = staged(uri, args[2])
+    elif action == "duckdb-ctas":
+        result = duckdb_ctas(uri, args[2])
+    elif action == "overwrite":
+        result = overwrite(uri, args[2], args[3])
     else:
         print(f"unknown action {action}", file=sys.stderr)
         return 2

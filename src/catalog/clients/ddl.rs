@@ -99,6 +99,10 @@ impl NamespaceSchema {
         mode: CreateMode,
     ) -> Result<bool> {
         let qualified = format!("{}.{name}", self.namespace());
+        // The name becomes a directory under the namespace's (`a/data/x`
+        // would be inside table `a`), and `$` / `@` are our metadata tables'
+        // and time travel's: the same names as in the warehouse.
+        crate::catalog::warehouse::check_table_name(name)?;
         if mode == CreateMode::OrReplace {
             return crate::invalid!(
                 "CREATE OR REPLACE TABLE {qualified}: not supported for the tables of {}; DROP TABLE, then CREATE TABLE",
@@ -162,6 +166,7 @@ impl NamespaceSchema {
                 to.namespace()
             );
         }
+        crate::catalog::warehouse::check_table_name(to_name)?;
         let renamed = self
             .client()
             .rename_table(self.namespace(), name, to.namespace(), to_name)

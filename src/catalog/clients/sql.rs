@@ -231,9 +231,9 @@ impl SqlCatalog {
     /// Connect to `sqlite:PATH` or `postgresql://…` (either may end in
     /// `?catalog=NAME`; the default catalog name is pyiceberg's, `default`).
     pub async fn connect(url: &str) -> Result<Self> {
-        let (base, catalog) = match url.split_once("?catalog=") {
-            Some((base, name)) if !name.is_empty() => (base, name.to_string()),
-            _ => (url, "default".to_string()),
+        let (base, catalog, chosen) = match url.split_once("?catalog=") {
+            Some((base, name)) if !name.is_empty() => (base, name.to_string(), true),
+            _ => (url, "default".to_string(), false),
         };
         let shown = without_password(base);
         let backend = if let Some(path) = base.strip_prefix("sqlite:") {
@@ -263,7 +263,39 @@ impl SqlCatalog {
             typed: true,
         };
         catalog.prepare().await?;
+        if !chosen {
+            catalog.check_default_name(base).await?;
+        }
         Ok(catalog)
+    }
+
+    /// Without `?catalog=NAME`, the catalog is pyiceberg's `default`; a
+    /// database that holds only catalogs of other names would look empty,
+    /// so it is refused, naming them.
+    async fn check_default_name(&self, base: &str) -> Result<()> {
+        let rows = self
+            .backend
+            .query(
+                "SELECT DISTINCT catalog_name FROM iceberg_tables UNION SELECT DISTINCT catalog_name FROM iceberg_namespace_properties",
+                &[],
+            )
+            .await
+            .map_err(|e| self.failed("listing its catalogs", e))?;
+        let names: Vec<String> = rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().flatten())
+            .collect();
+        if names.is_empty() || names.iter().any(|n| n == &self.catalog) {
+            return Ok(());
+        }
+        Err(Error::Invalid(format!(
+            "the SQL catalog {} holds the catalogs {} and none named {:?} (the default); choose one with ?catalog=NAME, e.g. {}?catalog={}",
+            self.shown,
+            names.join(", "),
+            self.catalog,
+            without_password(base),
+            names[0]
+        )))
     }
 
     fn failed(&self, what: &str, e: DbError) -> Error {

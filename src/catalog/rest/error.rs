@@ -82,9 +82,21 @@ impl std::fmt::Display for RestError {
     }
 }
 
+/// `message` without the name of a file the server found (a client of the
+/// catalog learns nothing of what is stored but through the catalog).
+fn without_file_names(message: String) -> String {
+    match message.find(" (it holds ") {
+        Some(start) => match message[start..].find(')') {
+            Some(end) => format!("{}{}", &message[..start], &message[start + end + 1..]),
+            None => message[..start].to_string(),
+        },
+        None => message,
+    }
+}
+
 impl From<Error> for RestError {
     fn from(e: Error) -> Self {
-        let message = e.to_string();
+        let message = without_file_names(e.to_string());
         match e {
             Error::TableNotFound(_) => Self::new(404, "NoSuchTableException", message),
             Error::TableExists(_) => Self::already_exists(message),

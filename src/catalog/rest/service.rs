@@ -47,6 +47,9 @@ pub struct RestCatalog {
     root: Arc<WarehouseSchema>,
     /// Handed to clients with every table (`LoadTableResult.config`).
     table_config: BTreeMap<String, String>,
+    /// Where else than its place in the warehouse a client may put a new
+    /// table (the operator's `--allow-location` roots).
+    allowed_locations: Vec<crate::store::url::StoreLocation>,
     /// One lock per table (by location): commits through this server take
     /// turns instead of racing each other for the next version (writers
     /// elsewhere still race, and the commit protocol settles that).
@@ -149,7 +152,7 @@ impl RestCatalog {
 fn single(namespace: &[String]) -> Reply<&str> {
     match namespace {
         [one] if !one.is_empty() => Ok(one),
-        [] => Err(RestError::bad_request("a namespace needs a name")),
+        [] | [_] => Err(RestError::bad_request("a namespace needs a name")),
         more => Err(RestError::unsupported(format!(
             "namespace {} is nested; this catalog's namespaces have one level",
             more.join(".")
@@ -195,6 +198,12 @@ fn identifier(doc: Option<&Json>) -> Reply<(Vec<String>, String)> {
     Ok((namespace, name.to_string()))
 }
 
+/// A name as a quoted SQL identifier: REST names are exact strings, which
+/// SQL keeps only when quoted (`MyNs` is `myns` unquoted, `a.b` two parts).
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 fn same_place(a: &str, b: &str) -> bool {
     let norm = |s: &str| {
         let s = s.trim_end_matches('/');
@@ -206,7 +215,15 @@ fn same_place(a: &str, b: &str) -> bool {
 impl RestCatalog {
     /// Serve `warehouse`; `table_config` goes to clients with each table
     /// (say, `s3.endpoint`; see `serve::table_config`).
-    pub async fn open(warehouse: Warehouse, table_config: BTreeMap<String, String>) -> crate::error::Result<Self> {
+    pub async fn open(
+        warehouse: Warehouse,
+        table_config: BTreeMap<String, String>,
+        allowed_locations: &[String],
+    ) -> crate::error::Result<Self> {
+        let allowed_locations = allowed_locations
+            .iter()
+            .map(|root| crate::store::url::parse_location(root))
+            .collect::<crate::error::Result<Vec<_>>>()?;
         let ctx = crate::session::session_with(warehouse).await?;
         let (catalog, schema) = {
             let state = ctx.state();
@@ -223,6 +240,7 @@ impl RestCatalog {
             catalog,
             root,
             table_config,
+            allowed_locations,
             commit_turns: Default::default(),
             metadata_texts: Default::default(),
         })
@@ -249,7 +267,7 @@ impl RestCatalog {
             if !self.root.warehouse().namespace_exists(name).await? {
                 return Err(missing());
             }
-            crate::catalog::namespace::create_schema(&self.ctx, name, true).await?;
+            crate::catalog::namespace::create_schema(&self.ctx, &quoted(name), true).await?;
         }
         let schema = catalog.schema(name).ok_or_else(missing)?;
         // Dropped by another process since.
@@ -293,7 +311,7 @@ impl RestCatalog {
         if self.schema(&levels).await.is_ok() {
             return Err(RestError::already_exists(format!("namespace {name} already exists")));
         }
-        crate::catalog::namespace::create_schema(&self.ctx, name, false)
+        crate::catalog::namespace::create_schema(&self.ctx, &quoted(name), false)
             .await
             .map_err(|e| match e {
                 Error::Invalid(m) if m.contains("already exists") => RestError::already_exists(m),
@@ -347,7 +365,7 @@ impl RestCatalog {
                 format!("namespace {name} is not empty (it holds {})", tables.join(", ")),
             ));
         }
-        crate::catalog::namespace::drop_schema(&self.ctx, name, false, false).await?;
+        crate::catalog::namespace::drop_schema(&self.ctx, &quoted(name), false, false).await?;
         Ok(())
     }
 
@@ -432,11 +450,41 @@ impl RestCatalog {
     }
 
     /// The `LOCATION` clause a requested location means: none when it is
-    /// the table's place in the warehouse.
-    fn location_clause(schema: &WarehouseSchema, name: &str, requested: Option<&str>) -> Option<String> {
-        let requested = requested?;
+    /// the table's place in the warehouse, the location when it lies under
+    /// a root the operator allows (`--allow-location`); anything else is
+    /// refused without being looked at (a client never learns what is
+    /// there, nor makes the server write outside its warehouse).
+    fn location_clause(&self, schema: &WarehouseSchema, name: &str, requested: Option<&str>) -> Reply<Option<String>> {
+        let Some(requested) = requested else { return Ok(None) };
         let own = schema.warehouse().table_location(name).iceberg_root();
-        (!same_place(requested, &own)).then(|| requested.to_string())
+        if same_place(requested, &own) {
+            return Ok(None);
+        }
+        let allowed: Vec<String> = self.allowed_locations.iter().map(|r| r.url()).collect();
+        let refused = || {
+            RestError::new(
+                403,
+                "ForbiddenException",
+                format!(
+                    "location {requested:?}: a new table {name} is placed at {own}{}; leave \"location\" out",
+                    match allowed.is_empty() {
+                        true => String::new(),
+                        false => format!(" or under {}", allowed.join(", ")),
+                    }
+                ),
+            )
+        };
+        let absolute = requested.contains("://") || requested.starts_with('/');
+        let place = match absolute {
+            true => crate::store::url::parse_location(requested).map_err(|_| refused())?,
+            false => return Err(refused()),
+        };
+        let inside =
+            |root: &crate::store::url::StoreLocation| place.overlap(root) == crate::store::url::Overlap::Inside;
+        match self.allowed_locations.iter().any(inside) {
+            true => Ok(Some(requested.to_string())),
+            false => Err(refused()),
+        }
     }
 
     /// `POST /v1/namespaces/{ns}/tables` (also staged: nothing is written
@@ -468,7 +516,7 @@ impl RestCatalog {
             )));
         }
         let properties = string_map(body, "properties")?;
-        let location = Self::location_clause(&schema, name, body.get("location").and_then(Json::as_str));
+        let location = self.location_clause(&schema, name, body.get("location").and_then(Json::as_str))?;
         let mut md = Table::initial_metadata_of(columns, partition_spec, properties)?;
         let Some(plan) = schema
             .plan_create(name, location.as_deref(), CreateMode::Create, false)
@@ -484,11 +532,13 @@ impl RestCatalog {
                         RestError::new(
                             500,
                             "ServiceFailureException",
-                            format!("cannot create {}: {e}", dir.display()),
+                            format!("cannot create the table's directories: {e}"),
                         )
                     })?;
                 }
             }
+            // The client writes its files there before it commits the create.
+            crate::table::creation::mark_staged(&plan.location, &md).await?;
             return Ok(LoadTableResult {
                 metadata_location: None,
                 metadata: metadata_text(&md)?,
@@ -513,6 +563,7 @@ impl RestCatalog {
         let (prepared, md) = commit::prepare(&location, &md, rest, &plan.name).await?;
         match schema.commit_create(&plan, &md).await {
             Ok(Created::New { replaced }) => {
+                crate::table::creation::clear_staged(&location).await;
                 schema.finish_create(plan, replaced).await?;
                 Ok(())
             }
@@ -548,7 +599,7 @@ impl RestCatalog {
                 super::updates::Update::SetLocation { location } => Some(location.as_str()),
                 _ => None,
             });
-            let location = Self::location_clause(&schema, name, requested);
+            let location = self.location_clause(&schema, name, requested)?;
             let Some(plan) = schema
                 .plan_create(name, location.as_deref(), CreateMode::Create, false)
                 .await?

@@ -336,17 +336,38 @@ pub fn check_requirements(md: &TableMetadata, requirements: &[Requirement], tabl
 /// What earlier updates of the same commit added (for ids they refer to).
 #[derive(Debug, Default)]
 pub struct Pending {
-    /// Schemas added, with the id the client gave each.
-    schemas: Vec<(Option<i32>, Schema)>,
-    specs: Vec<(Option<i32>, Json)>,
+    /// The Iceberg ids of the schemas and partition specs this commit
+    /// added, in order, by the id the client gave each (if any).
+    schemas: Vec<(Option<i32>, i32)>,
+    specs: Vec<(Option<i32>, i32)>,
     unsorted_added: bool,
+}
+
+impl Pending {
+    /// The schema (or spec, `specs`) a later update names: `-1` is the last
+    /// one added, another id one the client gave an added one, else the
+    /// table's own id.
+    fn resolve(added: &[(Option<i32>, i32)], id: i32) -> Option<i32> {
+        match id {
+            -1 => added.last().map(|(_, ours)| *ours),
+            id => Some(
+                added
+                    .iter()
+                    .rev()
+                    .find(|(given, _)| *given == Some(id))
+                    .map_or(id, |(_, ours)| *ours),
+            ),
+        }
+    }
 }
 
 /// An Iceberg schema (`{"type": "struct", "fields": […]}`) as ours.
 pub fn parse_schema(doc: &Json) -> Result<Schema> {
-    crate::formats::iceberg::metadata::parse_schema(doc, "the request")
+    let schema = crate::formats::iceberg::metadata::parse_schema(doc, "the request")
         .map(|(_, s)| s)
-        .map_err(|e| Error::Invalid(e.to_string()))
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    crate::spec::validate::unique_names(&schema.fields).map_err(|e| Error::Invalid(format!("schema: {e}")))?;
+    Ok(schema)
 }
 
 /// An Iceberg partition spec on `schema`: field ids as given, or reused from
@@ -491,6 +512,75 @@ fn type_name(t: &Type) -> String {
     }
 }
 
+/// Refuse a schema Iceberg's `Schema` would refuse, or one that gives an id
+/// of an earlier column another type, or a new column an id the table used
+/// before (checked when it is added, made current or not).
+fn check_new_schema(md: &TableMetadata, schema: &Schema, doc: &Json) -> Result<()> {
+    let mut fields = HashMap::new();
+    all_fields(&schema.fields, &mut fields);
+    let mut known = HashMap::new();
+    for spec in &md.table_specs {
+        all_fields(&spec.schema.fields, &mut known);
+    }
+    for (id, f) in &fields {
+        match known.get(id) {
+            Some(was)
+                if !type_change_ok(&was.field_type, &f.field_type)
+                    && !type_change_ok(&f.field_type, &was.field_type) =>
+            {
+                return Err(Error::Invalid(format!(
+                    "add-schema: field id {id} ({:?}) was {} in an earlier schema and cannot be {} (ids are never reused for another type)",
+                    f.name,
+                    type_name(&was.field_type),
+                    type_name(&f.field_type)
+                )));
+            }
+            Some(_) => {}
+            None if *id <= md.last_column_id => {
+                return Err(Error::Invalid(format!(
+                    "add-schema: column {:?} takes field id {id}, which the table used before (ids of new columns must be above {})",
+                    f.name, md.last_column_id
+                )));
+            }
+            None => {}
+        }
+    }
+    let identifiers = doc
+        .get("identifier-field-ids")
+        .and_then(Json::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for id in identifiers {
+        let field = id.as_i64().and_then(|i| fields.get(&(i as i32)));
+        match field {
+            Some(f) if f.required && matches!(f.field_type, Type::Primitive(_)) => {}
+            Some(f) => {
+                return Err(Error::Invalid(format!(
+                    "add-schema: identifier field {:?} must be a required column of a primitive type",
+                    f.name
+                )));
+            }
+            None => {
+                return Err(Error::Invalid(format!(
+                    "add-schema: identifier field id {id} is not a field of the schema"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuse `schema` when `spec` partitions by a column it lacks.
+fn check_partition_sources(schema: &Schema, spec: &PartitionSpec, what: &str) -> Result<()> {
+    match spec.fields.iter().find(|p| schema.field_by_id(p.source_id).is_none()) {
+        Some(p) => Err(Error::Invalid(format!(
+            "{what}: the schema drops the source column of partition field {:?}; change the partition spec first",
+            p.name
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Refuse a new schema that would misread files written under `md`.
 fn check_schema_change(md: &TableMetadata, schema: &Schema) -> Result<()> {
     let current = md.current_spec()?;
@@ -516,13 +606,8 @@ fn check_schema_change(md: &TableMetadata, schema: &Schema) -> Result<()> {
                     )));
                 }
             }
+            // (Its id was checked when the schema was added.)
             None => {
-                if *id <= md.last_column_id {
-                    return Err(Error::Invalid(format!(
-                        "add-schema: column {:?} takes field id {id}, which the table used before (ids of new columns must be above {})",
-                        f.name, md.last_column_id
-                    )));
-                }
                 if f.required {
                     return Err(Error::Invalid(format!(
                         "add-schema: new column {:?} cannot be required: files written before hold no values for it",
@@ -532,15 +617,7 @@ fn check_schema_change(md: &TableMetadata, schema: &Schema) -> Result<()> {
             }
         }
     }
-    for p in &current.partition_spec.fields {
-        if !new.contains_key(&p.source_id) {
-            return Err(Error::Invalid(format!(
-                "add-schema: the schema drops the source column of partition field {:?}; change the partition spec first",
-                p.name
-            )));
-        }
-    }
-    Ok(())
+    check_partition_sources(schema, &current.partition_spec, "set-current-schema")
 }
 
 /// `md` with table spec (`schema`, `partition_spec`) current: an existing
@@ -597,7 +674,11 @@ pub fn apply_one(
                         "upgrade-format-version: the table is format version {current}; it cannot go down to {v}"
                     )));
                 }
-                ICEBERG_V3 => next.next_row_id = Some(next.next_row_id.unwrap_or(0)),
+                ICEBERG_V3 => {
+                    next.next_row_id = Some(next.next_row_id.unwrap_or(0));
+                    crate::table::properties::check_v3_modes(&next)
+                        .map_err(|e| Error::Invalid(format!("upgrade-format-version: {e}")))?;
+                }
                 v => {
                     return Err(Error::Invalid(format!(
                         "upgrade-format-version: format version {v} is not supported (2 and 3 are)"
@@ -605,65 +686,51 @@ pub fn apply_one(
                 }
             }
         }
-        Update::AddSchema { schema, last_column_id } => {
+        // `last-column-id` is deprecated and means the new highest id (Java
+        // sends it, pyiceberg does not): ours follows from the schemas.
+        Update::AddSchema { schema, .. } => {
             let parsed = parse_schema(schema)?;
-            let id = schema.get("schema-id").and_then(Json::as_i64).map(|i| i as i32);
-            if let Some(last) = last_column_id {
-                next.last_column_id = next.last_column_id.max(*last);
-            }
-            pending.schemas.push((id, parsed));
+            check_new_schema(md, &parsed, schema)?;
+            let current = md.current_spec()?;
+            check_partition_sources(&parsed, &current.partition_spec, "add-schema")?;
+            next.last_column_id = next.last_column_id.max(parsed.highest_field_id());
+            next.last_updated_ms = now;
+            let id = next.add_table_spec(parsed, current.partition_spec.clone());
+            let given = schema.get("schema-id").and_then(Json::as_i64).map(|i| i as i32);
+            pending.schemas.push((given, next.spec(id)?.schema_id()));
         }
         Update::SetCurrentSchema { schema_id } => {
-            let schema = match *schema_id {
-                -1 => pending.schemas.last().map(|(_, s)| s.clone()),
-                id => pending
-                    .schemas
-                    .iter()
-                    .rev()
-                    .find(|(given, _)| *given == Some(id))
-                    .map(|(_, s)| s.clone())
-                    .or_else(|| md.spec_of_schema(id).map(|s| s.schema.clone())),
-            };
-            let Some(schema) = schema else {
+            let Some(spec) = Pending::resolve(&pending.schemas, *schema_id).and_then(|id| md.spec_of_schema(id)) else {
                 return Err(Error::Invalid(format!(
                     "set-current-schema: there is no schema {schema_id}"
                 )));
             };
+            let schema = spec.schema.clone();
             if schema != md.current_spec()?.schema {
                 check_schema_change(md, &schema)?;
                 next = with_table_spec(md, schema, md.current_spec()?.partition_spec.clone())?;
             }
         }
         Update::AddSpec { spec } => {
-            let id = spec.get("spec-id").and_then(Json::as_i64).map(|i| i as i32);
-            pending.specs.push((id, spec.clone()));
+            let current = md.current_spec()?;
+            let earlier: Vec<&PartitionSpec> = md.table_specs.iter().map(|s| &s.partition_spec).collect();
+            let mut last = md.last_partition_id;
+            let partition_spec = parse_spec(spec, &current.schema, &earlier, &mut last)?;
+            next.last_partition_id = next.last_partition_id.max(last);
+            next.last_updated_ms = now;
+            let id = next.add_table_spec(current.schema.clone(), partition_spec);
+            let given = spec.get("spec-id").and_then(Json::as_i64).map(|i| i as i32);
+            pending.specs.push((given, next.spec(id)?.partition_spec_id()));
         }
         Update::SetDefaultSpec { spec_id } => {
             let current = md.current_spec()?;
-            let doc = match *spec_id {
-                -1 => pending.specs.last().map(|(_, s)| s.clone()),
-                id => pending
-                    .specs
-                    .iter()
-                    .rev()
-                    .find(|(given, _)| *given == Some(id))
-                    .map(|(_, s)| s.clone()),
+            let Some(spec) = Pending::resolve(&pending.specs, *spec_id).and_then(|id| md.spec_of_partition_spec(id))
+            else {
+                return Err(Error::Invalid(format!(
+                    "set-default-spec: there is no partition spec {spec_id}"
+                )));
             };
-            let partition_spec = match doc {
-                Some(doc) => {
-                    let earlier: Vec<&PartitionSpec> = md.table_specs.iter().map(|s| &s.partition_spec).collect();
-                    let mut last = md.last_partition_id;
-                    parse_spec(&doc, &current.schema, &earlier, &mut last)?
-                }
-                None => match md.spec_of_partition_spec(*spec_id) {
-                    Some(s) => s.partition_spec.clone(),
-                    None => {
-                        return Err(Error::Invalid(format!(
-                            "set-default-spec: there is no partition spec {spec_id}"
-                        )));
-                    }
-                },
-            };
+            let partition_spec = spec.partition_spec.clone();
             if partition_spec != current.partition_spec {
                 next = with_table_spec(md, current.schema.clone(), partition_spec)?;
             }
@@ -883,7 +950,11 @@ pub fn created_metadata(updates: &[Update], location: &str) -> Result<TableMetad
     }
     match format_version {
         1 | 2 => {}
-        ICEBERG_V3 => md.next_row_id = Some(0),
+        ICEBERG_V3 => {
+            md.next_row_id = Some(0);
+            crate::table::properties::check_v3_modes(&md)
+                .map_err(|e| Error::Invalid(format!("upgrade-format-version: {e}")))?;
+        }
         v => {
             return Err(Error::Invalid(format!(
                 "upgrade-format-version: format version {v} is not supported (2 and 3 are)"
@@ -1018,14 +1089,9 @@ mod tests {
         let mut pending = Pending::default();
         let narrowing = json!({"action": "add-schema", "schema": {"type": "struct", "schema-id": 1, "fields": [
             {"id": 1, "name": "id", "required": false, "type": "string"}]}});
-        let added = apply(&md, narrowing, &mut pending).unwrap();
-        let e = apply(
-            &added,
-            json!({"action": "set-current-schema", "schema-id": -1}),
-            &mut pending,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("cannot change from int to string"), "{e}");
+        // Refused when it is added (an id is never another type), made current or not.
+        let e = apply(&md, narrowing, &mut pending).unwrap_err();
+        assert!(e.to_string().contains("was int in an earlier schema and cannot be string"), "{e}");
 
         let mut pending = Pending::default();
         let spec = apply(

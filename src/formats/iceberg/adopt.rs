@@ -176,7 +176,8 @@ pub async fn adopt(
         }
         Err(e) => return Err(e.into()),
     };
-    let listed = read_manifest_list(&bytes, &snapshot.manifest_list)?;
+    // What the client wrote is the client's mistake when it cannot be read.
+    let listed = read_manifest_list(&bytes, &snapshot.manifest_list).map_err(|e| client_file(e, "manifest list"))?;
 
     // The parent's manifests by the stored path of their twin; any other
     // manifest the list names is read file by file (below).
@@ -199,12 +200,18 @@ pub async fn adopt(
         .collect();
     let mut kept: HashSet<&str> = HashSet::new();
     let mut theirs = HashMap::new();
+    // An older version of one of our delete manifests (a client that
+    // committed several snapshots at once lists the one it read, which our
+    // commit of its first snapshot rewrote): the parent's delete manifests
+    // all stay.
+    let mut all_deletes_stay = false;
     for entry in &listed {
         let stored = rebase.stored(&entry.path)?;
         match twins.get(stored.as_str()) {
             Some(ours) => {
                 kept.insert(ours.path.as_str());
             }
+            None if entry.content != 0 && written_by_us(md, &stored) => all_deletes_stay = true,
             None if entry.content != 0 => {
                 return Err(Error::Invalid(format!(
                     "add-snapshot: manifest {} lists delete files the client wrote; merge-on-read deletes of other engines are not supported on tables of this catalog yet (write with copy-on-write)",
@@ -230,7 +237,10 @@ pub async fn adopt(
     let manifests = IcebergManifests::new(rebase, theirs, specs);
     let mut listed_files: Vec<DataFile> = Vec::new();
     for stored in &stored_paths {
-        let batch = manifests.batch(location, stored, None).await?;
+        let batch = manifests
+            .batch(location, stored, None)
+            .await
+            .map_err(|e| client_file(e, "manifest"))?;
         if batch.num_rows() == 0 {
             continue;
         }
@@ -255,7 +265,7 @@ pub async fn adopt(
     // Delete manifests of ours the client no longer lists leave the table.
     let dropped_deletes: Vec<&ManifestFile> = parent_manifests
         .iter()
-        .filter(|m| m.is_deletes() && !kept.contains(m.path.as_str()))
+        .filter(|m| m.is_deletes() && !kept.contains(m.path.as_str()) && !all_deletes_stay)
         .copied()
         .collect();
     for (index, m) in parent_manifests.iter().enumerate() {
@@ -343,4 +353,31 @@ pub async fn adopt(
         return Err(e);
     }
     Ok(change)
+}
+
+/// An error reading a file the client wrote (its manifest list or a
+/// manifest): a bad request, naming the file, not a failure of ours.
+fn client_file(e: Error, what: &str) -> Error {
+    match e {
+        Error::Format(m) | Error::Invalid(m) => Error::Invalid(format!("add-snapshot: the client's {what}: {m}")),
+        Error::ObjectStore(object_store::Error::NotFound { path, .. }) => Error::Invalid(format!(
+            "add-snapshot: the client's {what} names {path}, which does not exist"
+        )),
+        Error::Json(e) => Error::Invalid(format!("add-snapshot: the client's {what}: {e}")),
+        other => other,
+    }
+}
+
+/// Whether the manifest at `stored` (a path under the table's root) is one
+/// our writers made: `metadata/<the table's file prefix>-<uuid>-m.avro`.
+fn written_by_us(md: &TableMetadata, stored: &str) -> bool {
+    let Some(prefix) = md.file_prefix.as_deref() else {
+        return false;
+    };
+    stored
+        .strip_prefix("metadata/")
+        .and_then(|name| name.strip_prefix(prefix))
+        .and_then(|rest| rest.strip_prefix('-'))
+        .and_then(|rest| rest.strip_suffix("-m.avro"))
+        .is_some_and(|uuid| uuid::Uuid::try_parse(uuid).is_ok())
 }

@@ -410,16 +410,31 @@ impl Rebase {
         }
     }
 
-    /// The path relative to the table root, as the file is named (not decoded).
+    /// The path relative to the table root, as the file is named (not
+    /// decoded). A `.` or `..` segment (also percent-encoded) is refused: it
+    /// could lead out of the table's location.
     pub fn relative(&self, path: &str) -> Result<String> {
         let p = normalize(path);
-        match p.strip_prefix(&self.written) {
-            Some(rest) if rest.starts_with('/') => Ok(rest.trim_start_matches('/').to_string()),
-            _ => Err(Error::Invalid(format!(
-                "file {path} is outside the table location {}; reading files outside it is not supported",
+        let rest = match p.strip_prefix(&self.written) {
+            Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "file {path} is outside the table location {}; reading files outside it is not supported",
+                    self.written
+                )));
+            }
+        };
+        let dots = |segment: &str| {
+            let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+            matches!(decoded.as_ref(), "." | "..")
+        };
+        if rest.split('/').any(dots) {
+            return Err(Error::Invalid(format!(
+                "file {path} has a '.' or '..' segment; a table's files are named by plain paths under its location {}",
                 self.written
-            ))),
+            )));
         }
+        Ok(rest.to_string())
     }
 
     /// The object path of `path` under the table's real root.
@@ -464,6 +479,14 @@ mod tests {
                 .contains("outside")
         );
         assert!(r.relative("/tmp/tt/f.parquet").is_err());
+        for sneaky in [
+            "/tmp/t/data/../../victim/x.parquet",
+            "/tmp/t/./f",
+            "/tmp/t/data/%2E%2E/x",
+        ] {
+            let e = r.relative(sneaky).unwrap_err().to_string();
+            assert!(e.contains("'..' segment"), "{sneaky}: {e}");
+        }
         let s3 = Rebase::new("s3a://b/t/");
         assert_eq!(s3.relative("s3://b/t/data/f.parquet").unwrap(), "data/f.parquet");
     }
