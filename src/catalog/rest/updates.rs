@@ -1091,7 +1091,11 @@ mod tests {
             {"id": 1, "name": "id", "required": false, "type": "string"}]}});
         // Refused when it is added (an id is never another type), made current or not.
         let e = apply(&md, narrowing, &mut pending).unwrap_err();
-        assert!(e.to_string().contains("was int in an earlier schema and cannot be string"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("was int in an earlier schema and cannot be string"),
+            "{e}"
+        );
 
         let mut pending = Pending::default();
         let spec = apply(
