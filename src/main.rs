@@ -1,11 +1,12 @@
 //! `hidden-partitions`: SQL over a warehouse of partition-aware tables.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
-use hidden_partitions::cli::run::{Printing, run_sql};
-use hidden_partitions::cli::{NullText, OutputFormat, repl};
+use hidden_partitions::cli::run::{Printing, run_file, run_sql};
+use hidden_partitions::cli::{MaxRows, NullText, OutputFormat, repl};
 use hidden_partitions::{StorageOptions, Warehouse, session_with};
 
 /// The allocator of the command-line tool: long-running (a REST catalog
@@ -47,6 +48,10 @@ struct Args {
     /// How to print results
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
+    /// Rows printed per result: a number, or `all` (default: 40 when the
+    /// output is a terminal, all when it is a file or a pipe)
+    #[arg(long = "maxrows", value_name = "N|all")]
+    max_rows: Option<MaxRows>,
     /// How NULL prints in table and CSV output (default: an empty field;
     /// JSON always prints null)
     #[arg(long = "null-value", value_name = "TEXT", default_value = "")]
@@ -201,23 +206,28 @@ async fn main() -> ExitCode {
         format: args.format,
         timing: false,
         null: NullText(Box::leak(args.null_value.clone().into_boxed_str())),
+        max_rows: args.max_rows.unwrap_or(if std::io::stdout().is_terminal() {
+            MaxRows::TERMINAL
+        } else {
+            MaxRows::All
+        }),
     };
     if args.command.is_empty() && args.file.is_empty() {
         return ExitCode::from(repl::run(&ctx, printing).await as u8);
     }
     // In the order given, each run when its turn comes (as psql does).
     for script in scripts(&matches, &args) {
-        let sql = match script {
-            Script::Command(sql) => sql,
+        let ok = match script {
+            Script::Command(sql) => run_sql(&ctx, &sql, printing).await,
             Script::File(f) => match std::fs::read_to_string(&f) {
-                Ok(sql) => sql,
+                Ok(sql) => run_file(&ctx, &f.display().to_string(), &sql, printing).await,
                 Err(e) => {
                     eprintln!("Error: cannot read {}: {e}", f.display());
-                    return ExitCode::FAILURE;
+                    false
                 }
             },
         };
-        if !run_sql(&ctx, &sql, printing).await {
+        if !ok {
             return ExitCode::FAILURE;
         }
     }

@@ -184,13 +184,13 @@ fn prompt_commands_list_and_describe_tables() {
     let out = stdout(&o);
     assert!(out.starts_with("table_name\nevents\nother\n"), "{out}");
     assert!(
-        out.contains("column_name,data_type,is_nullable\nid,Int64,NO\nts,Timestamp(µs),YES\npayload,VARIANT,YES\n"),
+        out.contains("column_name,data_type,is_nullable\nid,BIGINT,NO\nts,TIMESTAMP(6),YES\npayload,VARIANT,YES\n"),
         "{out}"
     );
     assert!(out.contains("partition_spec\n\"day(ts) AS ts_day"), "{out}");
     assert!(out.contains("bucket(4, id) AS id_bucket_4"), "{out}");
     assert!(
-        out.ends_with("column_name,data_type,is_nullable\nx,Int32,YES\npartition_spec\nunpartitioned\n"),
+        out.ends_with("column_name,data_type,is_nullable\nx,INT,YES\npartition_spec\nunpartitioned\n"),
         "{out}"
     );
     // A table that is not ours (here a view) has columns but no partition spec.
@@ -200,7 +200,7 @@ fn prompt_commands_list_and_describe_tables() {
         "CREATE VIEW v AS SELECT 1 AS a;\n\\d v\n",
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "column_name,data_type,is_nullable\na,Int64,NO\n");
+    assert_eq!(stdout(&o), "column_name,data_type,is_nullable\na,BIGINT,NO\n");
     // A table that does not exist is an error, like a failing statement.
     let o = prompt(dir.path(), &[], "\\d missing\n");
     assert!(!o.status.success());
@@ -234,9 +234,9 @@ fn prompt_help_timing_and_quit() {
     let o = run(dir.path(), &["-c", "\\d"]);
     assert!(!o.status.success());
     // An unknown command is an error.
-    let o = prompt(dir.path(), &[], "\\dt\n");
+    let o = prompt(dir.path(), &[], "\\dx\n");
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("unknown command `\\dt`"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("unknown command `\\dx`"), "{}", stderr(&o));
 }
 
 #[test]
@@ -291,6 +291,11 @@ impl Terminal {
             .output()
             .is_ok_and(|o| o.status.success());
         if !has_pty {
+            // CI installs it; it never skips there.
+            assert!(
+                std::env::var_os("HP_PTY_REQUIRED").is_none(),
+                "{test}: util-linux `script` is not installed or cannot open a pseudo-terminal"
+            );
             eprintln!("SKIPPED {test}: util-linux `script` is not installed or cannot open a pseudo-terminal");
             return None;
         }
@@ -494,7 +499,7 @@ fn schemas_and_their_tables_outlive_the_process() {
     let out = stdout(&o);
     assert!(
         out.ends_with(
-            "table_name\ns2.ctas\ns2.plain\ns2.t\ncolumn_name,data_type,is_nullable\nid,Int64,YES\ns,Utf8,YES\npartition_spec\ns AS s [1000]\n"
+            "table_name\ns2.ctas\ns2.plain\ns2.t\ncolumn_name,data_type,is_nullable\nid,BIGINT,YES\ns,VARCHAR,YES\npartition_spec\ns AS s [1000]\n"
         ),
         "{out}"
     );
@@ -935,4 +940,205 @@ fn renamed_tables_keep_their_files_across_processes() {
     assert_eq!(csv("ALTER TABLE k RENAME TO k2; SELECT id FROM k2"), "id\n4\n");
     // A DROP of the old name in between deletes nothing.
     assert_eq!(csv("DROP TABLE IF EXISTS k; SELECT id FROM k2"), "id\n4\n");
+}
+
+/// psql's prompt habits (issue 48): `\dt`, `\format`, `\maxrows`, `\i FILE`
+/// (its errors say `FILE:LINE:`), and listings read afresh at each `\d` and
+/// `SHOW TABLES` even when another process changed them.
+#[test]
+fn prompt_format_maxrows_include_and_fresh_listings() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let script = dir.path().join("rows.sql");
+    std::fs::write(
+        &script,
+        "SELECT 1 AS a;\n\n-- a comment\nSELECT nope\n  FROM (SELECT 1 AS a);\nSELECT 3;\n",
+    )
+    .unwrap();
+    let o = prompt(
+        &wh,
+        &[],
+        &format!(
+            "\\format csv\nSELECT * FROM generate_series(1, 5) t(v);\n\\maxrows 2\nSELECT * FROM generate_series(1, 5) t(v);\n\
+             \\format table\nSELECT * FROM generate_series(1, 5) t(v);\n\\maxrows all\n\\format json\nSELECT 1 AS j;\n\\i {}\n",
+            script.display()
+        ),
+    );
+    assert!(!o.status.success());
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(out.contains("Output format is csv.\nv\n1\n2\n3\n4\n5\n"), "{out}");
+    assert!(
+        out.contains("At most 2 rows of a result are printed.\nv\n1\n2\n"),
+        "{out}"
+    );
+    // In CSV the note goes to stderr, the data stays parseable.
+    assert!(err.contains("… 3 more rows (5 in all;"), "{err}");
+    assert!(
+        out.contains("+---+\n| v |\n+---+\n| 1 |\n| 2 |\n+---+\n… 3 more rows (5 in all; --maxrows all, or \\maxrows all at the prompt, prints every row)\n"),
+        "{out}"
+    );
+    assert!(out.contains("Output format is json.\n[{\"j\":1}]\n"), "{out}");
+    assert!(out.ends_with("[{\"a\":1}]\n"), "{out}");
+    assert!(
+        err.contains(&format!(
+            "{}:4: Error: Schema error: No field named nope",
+            script.display()
+        )),
+        "{err}"
+    );
+
+    // `\dt` lists what another process created after the prompt opened.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .arg("--warehouse")
+        .arg(&wh)
+        .args(["--format", "csv"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    use std::io::Write;
+    stdin.write_all(b"CREATE TABLE mine (x INT);\n\\dt\n").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let o = run(&wh, &["-c", "CREATE TABLE theirs (y INT)"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdin.write_all(b"\\dt\nSHOW TABLES;\n").unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("table_name\nmine\ntable_name\nmine\ntheirs\n"), "{out}");
+    assert!(out.contains(",theirs,BASE TABLE"), "{out}");
+}
+
+/// `-f FILE` says where a failing statement is, psql's way (issue 48, item 10).
+#[test]
+fn a_failing_statement_in_a_file_says_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("broken.sql");
+    std::fs::write(
+        &script,
+        "SELECT 1 AS a;\n\nSELECT 2\n  AS b;\n/* two\nlines */ SELECT 'x' + ;\nSELECT 4;\n",
+    )
+    .unwrap();
+    let o = run(dir.path(), &["--format", "csv", "-f", script.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert_eq!(stdout(&o), "a\n1\nb\n2\n");
+    let err = stderr(&o);
+    assert!(err.starts_with(&format!("{}:6: Error: ", script.display())), "{err}");
+    // -c has no file to name.
+    let o = run(dir.path(), &["-c", "SELECT nope"]);
+    assert!(stderr(&o).starts_with("Error: "), "{}", stderr(&o));
+}
+
+/// CPU seconds the process `pid` has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+/// The CLI process under `script` (its only child).
+fn prompt_pid(script_pid: u32) -> u32 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let children =
+            std::fs::read_to_string(format!("/proc/{script_pid}/task/{script_pid}/children")).unwrap_or_default();
+        if let Some(pid) = children.split_whitespace().next() {
+            return pid.parse().unwrap();
+        }
+        assert!(std::time::Instant::now() < deadline, "no prompt process");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Ctrl-C during a nested-loop join and during a hash join that fans out:
+/// the prompt says so within a second, and the work stops with it — no CPU
+/// spent after (issue 48, item 2).
+#[test]
+fn ctrl_c_stops_joins_within_a_second() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &dir.path().join("wh"),
+        &[
+            "-c",
+            "CREATE TABLE a AS SELECT value AS id FROM generate_series(1, 300000) g(value); \
+             CREATE TABLE b AS SELECT value AS id FROM generate_series(1, 300000) g(value)",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let Some(mut terminal) = Terminal::start("ctrl_c_stops_joins_within_a_second", dir.path()) else {
+        return;
+    };
+    let pid = prompt_pid(terminal.child.id());
+    let joins = [
+        "SELECT count(*) FROM a, b WHERE a.id + b.id = 7;\n",
+        "SELECT count(*) FROM a JOIN b ON a.id % 10 = b.id % 10;\n",
+    ];
+    for (i, sql) in joins.iter().enumerate() {
+        terminal.wait_for("hp> ", i + 1);
+        terminal.type_in(sql);
+        std::thread::sleep(Duration::from_millis(2000));
+        let busy = cpu_seconds(pid);
+        terminal.type_in("\x03");
+        let pressed = Instant::now();
+        terminal.wait_for("Cancelled", i + 1);
+        let said = pressed.elapsed();
+        assert!(said < Duration::from_secs(1), "{sql}: Cancelled after {said:?}");
+        assert!(busy > 0.5, "{sql}: the join was not running ({busy} s of CPU)");
+        std::thread::sleep(Duration::from_millis(300));
+        let before = cpu_seconds(pid);
+        std::thread::sleep(Duration::from_millis(1000));
+        let after = cpu_seconds(pid);
+        assert!(
+            after - before < 0.2,
+            "{sql}: {} CPU seconds spent after Cancelled",
+            after - before
+        );
+    }
+    terminal.wait_for("hp> ", 3);
+    terminal.type_in("\\q\n");
+    let (status, out) = terminal.finish();
+    assert!(status.success(), "{out}");
+}
+
+/// Tab at the prompt completes keywords, table names and the columns of
+/// the tables on the line (issue 48, item 11).
+#[test]
+fn tab_completes_keywords_tables_and_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &dir.path().join("wh"),
+        &["-c", "CREATE TABLE measurements (station_id BIGINT, reading DOUBLE)"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let Some(mut terminal) = Terminal::start("tab_completes_keywords_tables_and_columns", dir.path()) else {
+        return;
+    };
+    terminal.wait_for("hp> ", 1);
+    // `sel` → `select`, `measu` → `measurements`.
+    terminal.type_in("sel\t * FROM measu\t LIMIT 0;\n");
+    // Completion redraws the prompt: wait for results, not for prompts.
+    terminal.wait_for("station_id,reading\r\n", 1);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // `station_` → `station_id`, a column of the table named later on the
+    // line: Ctrl-A, 15 × Ctrl-F to after `station_`, Tab, Ctrl-E, Enter.
+    terminal.type_in(&format!(
+        "SELECT station_ FROM measurements;\x01{}\t\x05\n",
+        "\x06".repeat(15)
+    ));
+    terminal.wait_for("station_id\r\n", 1);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    terminal.type_in("\\q\n");
+    let (status, out) = terminal.finish();
+    assert!(status.success(), "{out}");
+    let history = std::fs::read_to_string(dir.path().join(".hidden_partitions_history")).unwrap();
+    assert_eq!(
+        history, "select * FROM measurements LIMIT 0;\nSELECT station_id FROM measurements;\n\\\\q\n",
+        "{out}"
+    );
 }

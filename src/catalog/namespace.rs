@@ -180,6 +180,42 @@ pub async fn drop_schema(ctx: &SessionContext, name: &str, if_exists: bool, casc
     Ok(true)
 }
 
+/// Read every listing of the session again: the tables, views and schemas
+/// another process created or dropped since this one last looked. `SHOW
+/// TABLES`, `information_schema` and the prompt's `\d` call it, so a
+/// long-running prompt lists what `SELECT` finds.
+pub async fn refresh_listings(ctx: &SessionContext) -> Result<()> {
+    for catalog_name in ctx.catalog_names() {
+        let Some(catalog) = ctx.catalog(&catalog_name) else {
+            continue;
+        };
+        if let Some(schemas) = catalog.downcast_ref::<super::clients::provider::CatalogSchemas>() {
+            schemas.refresh().await?;
+            continue;
+        }
+        for schema_name in catalog.schema_names() {
+            let Some(schema) = catalog.schema(&schema_name) else {
+                continue;
+            };
+            let Some(ws) = schema.downcast_ref::<WarehouseSchema>() else {
+                continue;
+            };
+            ws.refresh().await?;
+            if ws.warehouse().namespace.is_some() {
+                continue;
+            }
+            for name in ws.namespace_dirs() {
+                if catalog.schema(&name).is_none() && ws.warehouse().namespace_exists(&name).await? {
+                    let schema = ws.namespace_schema(&name);
+                    schema.refresh().await?;
+                    catalog.register_schema(&name, schema as _)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Refuse `CREATE TABLE name` where the table would not be stored: a
 /// schema that is not a warehouse's, in a session whose default catalog
 /// holds a warehouse.

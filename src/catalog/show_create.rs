@@ -97,7 +97,8 @@ fn column(f: &NestedField) -> String {
     format!("{} {}{not_null}", ident(&f.name), sql_type(&f.field_type))
 }
 
-fn sql_type(t: &Type) -> String {
+/// A type as SQL, as `SHOW CREATE TABLE` and the prompt's `\d t` print it.
+pub(crate) fn sql_type(t: &Type) -> String {
     use PrimitiveType as P;
     match t {
         Type::Primitive(p) => match p {

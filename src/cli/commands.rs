@@ -13,15 +13,22 @@ use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::common::TableReference;
 use datafusion::prelude::{SessionContext, col, lit, when};
 
+use super::output::{MaxRows, OutputFormat};
+use crate::catalog::show_create::sql_type;
 use crate::error::{Error, Result};
+use crate::spec::types::Type;
 use crate::sql::StatementResult;
 use crate::variant::is_variant_field;
 
 /// The help text of `\?` and `help`.
 pub const HELP: &str = "\
-Statements end with `;` and may span lines; Ctrl-C clears the statement being typed.
-  \\d            list the tables of the default schema
-  \\d NAME       columns and types of table NAME, and its partition spec
+Statements end with `;` and may span lines; Ctrl-C clears the statement being
+typed or stops the one running; Tab completes keywords, tables and columns.
+  \\d, \\dt       list the tables (of every schema of the warehouse)
+  \\d NAME       columns and SQL types of table NAME, and its partition spec
+  \\i FILE       run the statements of FILE
+  \\format F     print results as table, csv or json
+  \\maxrows N    print at most N rows of a result (\\maxrows all: every row)
   \\timing on    print the elapsed time after each statement (\\timing off: stop)
   \\? or help    this list
   \\q, quit, exit, Ctrl-D   leave
@@ -33,6 +40,12 @@ pub enum Command {
     Help,
     ListTables,
     Describe(String),
+    /// `\i FILE`: run the statements of a file.
+    Include(String),
+    /// `\format table|csv|json`.
+    Format(OutputFormat),
+    /// `\maxrows N|all`.
+    MaxRows(MaxRows),
     /// `\timing on|off`; `None` toggles.
     Timing(Option<bool>),
     Quit,
@@ -55,7 +68,11 @@ impl Command {
         Some(match (name, arg) {
             ("\\?", "") => Ok(Command::Help),
             ("\\q", "") => Ok(Command::Quit),
-            ("\\d", "") => Ok(Command::ListTables),
+            ("\\d" | "\\dt", "") => Ok(Command::ListTables),
+            ("\\i" | "\\include", "") => Err(Error::Invalid("\\i takes the file to run: \\i FILE".into())),
+            ("\\i" | "\\include", file) => Ok(Command::Include(unquote(file))),
+            ("\\format", f) => f.parse().map(Command::Format),
+            ("\\maxrows", n) => n.parse().map(Command::MaxRows),
             ("\\d", table) => Ok(Command::Describe(table.to_string())),
             ("\\timing", "") => Ok(Command::Timing(None)),
             ("\\timing", "on") => Ok(Command::Timing(Some(true))),
@@ -68,9 +85,22 @@ impl Command {
     }
 }
 
+/// A file name as typed after `\i`: quotes around it are dropped.
+fn unquote(file: &str) -> String {
+    for q in ['\'', '"'] {
+        if let Some(inner) = file.strip_prefix(q).and_then(|f| f.strip_suffix(q)) {
+            return inner.to_string();
+        }
+    }
+    file.to_string()
+}
+
 /// `\d`: the tables of the session's default schema, by name, then those
 /// of the warehouse's other schemas (`CREATE SCHEMA`) as `schema.table`.
-pub fn list_tables(ctx: &SessionContext) -> Result<StatementResult> {
+/// Listings are read afresh: another process may have created or dropped
+/// tables since the prompt opened.
+pub async fn list_tables(ctx: &SessionContext) -> Result<StatementResult> {
+    crate::catalog::namespace::refresh_listings(ctx).await?;
     let options = ctx.copied_config().options().catalog.clone();
     let catalog = ctx.catalog(&options.default_catalog);
     let mut names = catalog
@@ -96,8 +126,9 @@ pub fn list_tables(ctx: &SessionContext) -> Result<StatementResult> {
     single_batch(vec![("table_name", Arc::new(StringArray::from(names)))])
 }
 
-/// `\d t`: one row per column (name, type, nullable; a variant's type is
-/// `VARIANT`) and, for a hidden-partitioned table, its current partition spec.
+/// `\d t`: one row per column (name, SQL type as `SHOW CREATE TABLE`
+/// prints it, nullable) and, for a hidden-partitioned table, its current
+/// partition spec.
 pub async fn describe(ctx: &SessionContext, table: &str) -> Result<Vec<StatementResult>> {
     let reference = TableReference::from(table);
     let schema = ctx.table_provider(reference.clone()).await?.schema();
@@ -106,9 +137,12 @@ pub async fn describe(ctx: &SessionContext, table: &str) -> Result<Vec<Statement
         .iter()
         .map(|f| {
             if is_variant_field(f) {
-                "VARIANT".to_string()
-            } else {
-                f.data_type().to_string()
+                return "VARIANT".to_string();
+            }
+            // Types with no Iceberg counterpart (a CSV table's UInt8, …) print as Arrow names them.
+            match Type::from_arrow(f.data_type(), &mut || 0) {
+                Ok(t) => sql_type(&t),
+                Err(_) => f.data_type().to_string(),
             }
         })
         .collect();
@@ -180,6 +214,16 @@ mod tests {
         assert_eq!(parse("exit"), Some(Ok(Command::Quit)));
         assert_eq!(parse("\\q"), Some(Ok(Command::Quit)));
         assert_eq!(parse("\\d"), Some(Ok(Command::ListTables)));
+        assert_eq!(parse("\\dt"), Some(Ok(Command::ListTables)));
+        assert_eq!(
+            parse("\\i 'my file.sql'"),
+            Some(Ok(Command::Include("my file.sql".into())))
+        );
+        assert_eq!(parse("\\format csv"), Some(Ok(Command::Format(OutputFormat::Csv))));
+        assert_eq!(parse("\\maxrows all"), Some(Ok(Command::MaxRows(MaxRows::All))));
+        assert_eq!(parse("\\maxrows 5"), Some(Ok(Command::MaxRows(MaxRows::Limit(5)))));
+        assert!(matches!(parse("\\format xml"), Some(Err(e)) if e.contains("unknown output format `xml`")));
+        assert!(matches!(parse("\\i"), Some(Err(e)) if e.contains("\\i FILE")));
         assert_eq!(parse("\\d  \"My T\" "), Some(Ok(Command::Describe("\"My T\"".into()))));
         assert_eq!(parse("\\timing"), Some(Ok(Command::Timing(None))));
         assert_eq!(parse("\\timing on"), Some(Ok(Command::Timing(Some(true)))));

@@ -17,20 +17,22 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use datafusion::prelude::SessionContext;
-use rustyline::DefaultEditor;
+use rustyline::Editor;
 use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
 
 use super::commands::{Command, HELP, describe, list_tables};
+use super::completion::Completion;
 use super::history;
-use super::output::write_result_with;
-use super::run::{Printing, print_elapsed, run_sql};
+use super::output::{MaxRows, write_result_with};
+use super::run::{Printing, print_elapsed, run_file, run_sql};
 use super::statement_end::{is_blank, is_complete};
 use crate::error::Result;
 
 /// Run the prompt until `\q` or the end of input; returns the exit status.
 pub async fn run(ctx: &SessionContext, printing: Printing) -> i32 {
     let interactive = std::io::stdin().is_terminal();
-    let mut input = match Input::new(interactive) {
+    let mut input = match Input::new(ctx, interactive) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("Error: cannot start the prompt: {e}");
@@ -84,7 +86,6 @@ pub async fn run(ctx: &SessionContext, printing: Printing) -> i32 {
             break 1;
         }
     };
-    input.save_history();
     // A statement left without `;` at the end of piped input still runs.
     if status == 0 && !interactive && !is_blank(&buf) && !run_sql(ctx, &buf, printing).await {
         return 1;
@@ -92,18 +93,24 @@ pub async fn run(ctx: &SessionContext, printing: Printing) -> i32 {
     status
 }
 
-/// Run `statement` until it ends or Ctrl-C stops it (dropping it cancels
-/// its scans and writes; the prompt goes on). Returns whether it succeeded.
+/// Run `statement` until it ends or Ctrl-C stops it (its joins stop within
+/// a batch, see [`super::interrupt`]; dropping it cancels its scans and
+/// writes; the prompt goes on). Returns whether it succeeded.
 async fn cancellable(statement: impl std::future::Future<Output = bool>) -> bool {
-    tokio::select! {
+    let mut interrupts = super::interrupt::interrupts();
+    let seen = *interrupts.borrow_and_update();
+    let ok = tokio::select! {
+        biased;
+        _ = interrupts.changed() => false,
         ok = statement => ok,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!(
-                "Cancelled. (A write stopped while its commit was under way may still have committed: query the table to see.)"
-            );
-            false
-        }
+    };
+    if *interrupts.borrow() != seen {
+        eprintln!(
+            "Cancelled. (A write stopped while its commit was under way may still have committed: query the table to see.)"
+        );
+        return false;
     }
+    ok
 }
 
 /// Run a command other than `\q`; returns whether it succeeded.
@@ -119,7 +126,29 @@ async fn run_command(ctx: &SessionContext, command: Command, printing: &mut Prin
             println!("Timing is {}.", if printing.timing { "on" } else { "off" });
             return true;
         }
-        Command::ListTables => list_tables(ctx).map(|r| vec![r]),
+        Command::Format(format) => {
+            printing.format = format;
+            println!("Output format is {}.", format.name());
+            return true;
+        }
+        Command::MaxRows(max_rows) => {
+            printing.max_rows = max_rows;
+            match max_rows {
+                MaxRows::All => println!("Every row of a result is printed."),
+                MaxRows::Limit(n) => println!("At most {n} rows of a result are printed."),
+            }
+            return true;
+        }
+        Command::Include(file) => {
+            return match std::fs::read_to_string(&file) {
+                Ok(sql) => cancellable(run_file(ctx, &file, &sql, *printing)).await,
+                Err(e) => {
+                    eprintln!("Error: cannot read {file}: {e}");
+                    false
+                }
+            };
+        }
+        Command::ListTables => list_tables(ctx).await.map(|r| vec![r]),
         Command::Describe(table) => describe(ctx, &table).await,
         Command::Quit => return true,
     };
@@ -155,28 +184,29 @@ enum Line {
 /// Where lines come from: a line editor at a terminal, else stdin as it is.
 enum Input {
     Terminal {
-        editor: Box<DefaultEditor>,
+        editor: Box<Editor<Completion, DefaultHistory>>,
         history: Option<PathBuf>,
-        entries: Vec<String>,
     },
     Piped(std::io::StdinLock<'static>),
 }
 
 impl Input {
-    fn new(interactive: bool) -> std::result::Result<Self, ReadlineError> {
+    fn new(ctx: &SessionContext, interactive: bool) -> std::result::Result<Self, ReadlineError> {
         if !interactive {
             return Ok(Input::Piped(std::io::stdin().lock()));
         }
-        let mut editor = DefaultEditor::new()?;
+        let mut editor = Editor::new()?;
+        editor.set_helper(Some(Completion::new(ctx.clone())));
         let history = history::default_path();
-        let entries = history.as_deref().map(history::load).unwrap_or_default();
-        for e in &entries {
-            let _ = editor.add_history_entry(e.as_str());
+        if let Some(path) = &history {
+            history::trim(path);
+            for e in history::load(path) {
+                let _ = editor.add_history_entry(e);
+            }
         }
         Ok(Input::Terminal {
             editor: Box::new(editor),
             history,
-            entries,
         })
     }
 
@@ -201,26 +231,16 @@ impl Input {
         }
     }
 
-    /// Add a statement or command to the history (at a terminal), and save
-    /// it at once: a session that is killed keeps its history.
+    /// Add a statement or command to the history (at a terminal), and to
+    /// the history file at once: a session that is killed keeps its history.
     fn remember(&mut self, entry: &str) {
-        if let Input::Terminal { editor, entries, .. } = self
+        if let Input::Terminal { editor, history } = self
             && !entry.is_empty()
         {
             let _ = editor.add_history_entry(entry);
-            entries.push(entry.to_string());
-        }
-        self.save_history();
-    }
-
-    fn save_history(&self) {
-        if let Input::Terminal {
-            history: Some(path),
-            entries,
-            ..
-        } = self
-        {
-            history::save(path, entries);
+            if let Some(path) = history {
+                history::append(path, entry);
+            }
         }
     }
 }

@@ -7,12 +7,15 @@
 //! one that refuses comparing or ordering VARIANT values ([`variant_order`]),
 //! and the guard that keeps MIN/MAX from pushing running bounds into scans
 //! while DataFusion builds them wrongly ([`aggregate_filter_guard`]).
+//! Not a rule but a rewrite of the plan about to run: joins that stop when
+//! their statement is cancelled ([`stop_on_cancel`]).
 
 pub mod aggregate_filter_guard;
 pub mod dml_check;
 pub mod float_literals;
 pub mod join_keys;
 pub mod pruning_rule;
+pub mod stop_on_cancel;
 pub mod variant_order;
 
 pub use aggregate_filter_guard::{AGGREGATE_FILTER_GUARD_NAME, AggregateFilterGuard};

@@ -7,9 +7,11 @@ use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::TableReference;
 use datafusion::common::tree_node::TreeNode;
+use datafusion::execution::SendableRecordBatchStream;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
-use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{ExecutionPlan, execute_stream};
 use datafusion::prelude::SessionContext;
 
 use super::statement::{CreateTable, Statement, parse_statements};
@@ -18,6 +20,7 @@ use crate::catalog::WarehouseSchema;
 use crate::catalog::ddl::{CreateMode, CreatePlan, Created};
 use crate::error::{Error, Result};
 use crate::manifest::write_manifest;
+use crate::optimizer::stop_on_cancel::{Cancel, stop_on_cancel};
 use crate::plan::files::SpecFileCount;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::scan_exec::JoinKeys;
@@ -61,6 +64,54 @@ fn is_insert(sql: &str) -> bool {
         .is_some_and(|w| w.eq_ignore_ascii_case("insert"))
 }
 
+/// Run one parsed statement, its rows as a stream: a query's rows arrive as
+/// they are computed (dropping the stream stops the query, and so does
+/// `cancel`, sooner: see [`stop_on_cancel`]); other statements run to the
+/// end first.
+pub async fn execute_statement_stream(
+    ctx: &SessionContext,
+    statement: Statement,
+    cancel: &Cancel,
+) -> Result<SendableRecordBatchStream> {
+    match statement {
+        Statement::Other(text) if super::describe::describe_target(&text).is_none() && !is_insert(&text) => {
+            prepare(ctx, &text).await?;
+            let frame = ctx.sql(&text).await?;
+            let task = frame.task_ctx();
+            let plan = stop_on_cancel(frame.create_physical_plan().await?, cancel)?;
+            Ok(execute_stream(plan, Arc::new(task))?)
+        }
+        statement => {
+            let result = execute_statement(ctx, statement).await?;
+            Ok(Box::pin(RecordBatchStreamAdapter::new(
+                result.schema,
+                futures::stream::iter(result.batches.into_iter().map(Ok)),
+            )))
+        }
+    }
+}
+
+/// What a statement DataFusion plans needs first: the object stores it
+/// names by URL registered, and for `SHOW …` and `information_schema` the
+/// listings read again (another process may have created or dropped tables).
+async fn prepare(ctx: &SessionContext, text: &str) -> Result<()> {
+    if let Some(ws) = default_warehouse(ctx)
+        && let Some(ws) = ws.downcast_ref::<WarehouseSchema>()
+    {
+        crate::catalog::stores::register_stores(ws, text);
+    }
+    if reads_listings(text) {
+        crate::catalog::namespace::refresh_listings(ctx).await?;
+    }
+    Ok(())
+}
+
+fn reads_listings(text: &str) -> bool {
+    let text = text.trim_start();
+    text.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("show"))
+        || text.to_ascii_lowercase().contains("information_schema")
+}
+
 /// Run one parsed statement.
 pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Result<StatementResult> {
     match statement {
@@ -74,11 +125,7 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
                 })
             }
             None => match {
-                if let Some(ws) = default_warehouse(ctx)
-                    && let Some(ws) = ws.downcast_ref::<WarehouseSchema>()
-                {
-                    crate::catalog::stores::register_stores(ws, &text);
-                }
+                prepare(ctx, &text).await?;
                 run_datafusion(ctx, &text).await
             } {
                 Err(e) if is_insert(&text) => Err(super::insert_errors::explain(ctx, &text, e).await),

@@ -12,5 +12,5 @@ pub mod transform_list;
 pub mod type_planner;
 pub mod views;
 
-pub use execute::{StatementResult, execute_sql, execute_statement};
+pub use execute::{StatementResult, execute_sql, execute_statement, execute_statement_stream};
 pub use statement::{Statement, parse_each, parse_statements};

@@ -135,15 +135,17 @@ pub struct CreateTable {
 /// datafusion-cli do): one that does not parse is an `Err` in its place,
 /// after the statements before it. Text that cannot even be split (an
 /// unterminated string or comment) ends the list with its error, after
-/// the complete statements before it.
-pub fn parse_each(sql: &str) -> Vec<Result<Statement>> {
+/// the complete statements before it. Each comes with the line (1-based)
+/// where it starts in `sql`, or where the text stops tokenizing, for
+/// `FILE:LINE:` in error messages.
+pub fn parse_each(sql: &str) -> Vec<(u64, Result<Statement>)> {
     if let Ok(each) = split(sql) {
         return each;
     }
     // It does not tokenize: the statements that end before the place where
     // it stops tokenizing run, then its error.
     let error = match Tokenizer::new(&GenericDialect {}, sql).tokenize_with_location() {
-        Ok(_) => return split(sql).unwrap_or_else(|e| vec![Err(e)]),
+        Ok(_) => return split(sql).unwrap_or_else(|e| vec![(1, Err(e))]),
         Err(e) => e,
     };
     let offsets = LineOffsets::new(sql);
@@ -158,7 +160,10 @@ pub fn parse_each(sql: &str) -> Vec<Result<Statement>> {
                 .map(|t| offsets.byte(t.span.end))
         });
     let mut out = head_end.map(|end| parse_each(&sql[..end])).unwrap_or_default();
-    out.push(Err(Error::Invalid(format!("SQL syntax error: {error}"))));
+    out.push((
+        error.location.line.max(1),
+        Err(Error::Invalid(format!("SQL syntax error: {error}"))),
+    ));
     out
 }
 
@@ -166,12 +171,12 @@ pub fn parse_each(sql: &str) -> Vec<Result<Statement>> {
 /// tokens, so a `;` in a string, quoted identifier or comment does not split;
 /// comments after a statement's last token are not part of it.
 pub fn parse_statements(sql: &str) -> Result<Vec<Statement>> {
-    split(sql)?.into_iter().collect()
+    split(sql)?.into_iter().map(|(_, s)| s).collect()
 }
 
 /// The statements of `sql`, each classified on its own; an error for text
 /// that does not tokenize.
-fn split(sql: &str) -> Result<Vec<Result<Statement>>> {
+fn split(sql: &str) -> Result<Vec<(u64, Result<Statement>)>> {
     let sql = &*super::literals::exponents_as_doubles(sql)?;
     let tokens = Tokenizer::new(&GenericDialect {}, sql)
         .tokenize_with_location()
@@ -184,7 +189,9 @@ fn split(sql: &str) -> Result<Vec<Result<Statement>>> {
             let stmt = &tokens[start..i];
             // A trailing `-- comment` would swallow what our rewrites append.
             if let Some(last) = stmt.iter().rposition(|t| !is_trivia(&t.token)) {
-                out.push(classify(sql, &stmt[..=last], &offsets));
+                let first = stmt.iter().position(|t| !is_trivia(&t.token)).unwrap_or(last);
+                let line = stmt[first].span.start.line.max(1);
+                out.push((line, classify(sql, &stmt[..=last], &offsets)));
             }
             start = i + 1;
         }
