@@ -38,7 +38,8 @@ impl Schema {
                 id,
                 name: f.name().clone(),
                 required: !f.is_nullable(),
-                field_type: Type::from_arrow(f.data_type(), &mut next_id)?,
+                field_type: Type::from_arrow(f.data_type(), &mut next_id)
+                    .map_err(|e| crate::error::Error::Invalid(format!("column {}: {e}", f.name())))?,
                 doc: None,
             });
         }

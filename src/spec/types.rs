@@ -142,6 +142,17 @@ impl PrimitiveType {
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => String,
             DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Binary,
             DataType::FixedSizeBinary(n) => Fixed(*n),
+            // Lossless, as Spark stores an unsigned long.
+            DataType::UInt64 => Decimal {
+                precision: 20,
+                scale: 0,
+            },
+            // Dictionary-encoded values (pandas categoricals) are stored as their values.
+            DataType::Dictionary(_, values) => return Self::from_arrow(values),
+            DataType::RunEndEncoded(_, values) => return Self::from_arrow(values.data_type()),
+            DataType::Null => {
+                return invalid!("the type of NULL is not known: give it one, e.g. CAST(NULL AS INT)");
+            }
             other => return invalid!("unsupported column type {other}"),
         })
     }

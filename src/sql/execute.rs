@@ -44,6 +44,25 @@ impl StatementResult {
         }
     }
 
+    /// One row of counts, a `UInt64` column each (`count` of a CTAS, the
+    /// figures of a procedure).
+    pub(crate) fn counts(counts: &[(&str, u64)]) -> Result<Self> {
+        let schema = Arc::new(ArrowSchema::new(
+            counts
+                .iter()
+                .map(|(name, _)| Field::new(*name, DataType::UInt64, false))
+                .collect::<Vec<_>>(),
+        ));
+        let columns: Vec<datafusion::arrow::array::ArrayRef> = counts
+            .iter()
+            .map(|(_, n)| Arc::new(datafusion::arrow::array::UInt64Array::from(vec![*n])) as _)
+            .collect();
+        Ok(Self {
+            batches: vec![RecordBatch::try_new(Arc::clone(&schema), columns)?],
+            schema,
+        })
+    }
+
     pub fn num_rows(&self) -> usize {
         self.batches.iter().map(|b| b.num_rows()).sum()
     }
@@ -76,9 +95,15 @@ pub async fn execute_statement_stream(
     match statement {
         Statement::Other(text) if super::describe::describe_target(&text).is_none() && !is_insert(&text) => {
             prepare(ctx, &text).await?;
-            let frame = ctx.sql(&text).await?;
-            let task = frame.task_ctx();
-            let plan = stop_on_cancel(frame.create_physical_plan().await?, cancel)?;
+            let planned = async {
+                let frame = ctx.sql(&text).await?;
+                let task = frame.task_ctx();
+                Ok::<_, Error>((frame.create_physical_plan().await?, task))
+            };
+            let (plan, task) = planned
+                .await
+                .map_err(|e| super::insert_errors::explain_cast(&text, e))?;
+            let plan = stop_on_cancel(plan, cancel)?;
             Ok(execute_stream(plan, Arc::new(task))?)
         }
         statement => {
@@ -129,6 +154,7 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
                 run_datafusion(ctx, &text).await
             } {
                 Err(e) if is_insert(&text) => Err(super::insert_errors::explain(ctx, &text, e).await),
+                Err(e) => Err(super::insert_errors::explain_cast(&text, e)),
                 result => result,
             },
         },
@@ -582,6 +608,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
             "PARTITIONED BY / LOCATION / TBLPROPERTIES need CREATE TABLE with columns or AS SELECT".into(),
         ));
     };
+    refuse_constraints(&cmt)?;
     if let Some(namespace) = crate::catalog::clients::ddl::namespace_of(ctx, &cmt.name) {
         return create_catalog_table(ctx, &namespace, &create, &cmt).await;
     }
@@ -646,6 +673,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
             other => break other?,
         }
     };
+    let (created, rows) = created;
     match created {
         Created::New { replaced } => {
             let location = plan.location.clone();
@@ -653,9 +681,37 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
             // Best effort: leftovers' markers only cost a LIST later.
             let _ = crate::table::creation::forget_abandoned(&location).await;
         }
-        Created::Existed => {}
+        // IF NOT EXISTS met a table created meanwhile: nothing written.
+        Created::Existed => return Ok(StatementResult::empty()),
     }
-    Ok(StatementResult::empty())
+    // As INSERT: the rows a CREATE … AS SELECT wrote.
+    match is_ctas {
+        true => StatementResult::counts(&[("count", rows)]),
+        false => Ok(StatementResult::empty()),
+    }
+}
+
+/// `PRIMARY KEY` and `UNIQUE` are refused, not dropped: nothing here would
+/// enforce them, and a reader trusting them would be misled.
+fn refuse_constraints(cmt: &datafusion::logical_expr::CreateMemoryTable) -> Result<()> {
+    use datafusion::common::Constraint;
+    let fields = cmt.input.schema().fields();
+    let Some(constraint) = cmt.constraints.iter().next() else {
+        return Ok(());
+    };
+    let (what, columns) = match constraint {
+        Constraint::PrimaryKey(c) => ("PRIMARY KEY", c),
+        Constraint::Unique(c) => ("UNIQUE", c),
+    };
+    let names: Vec<&str> = columns
+        .iter()
+        .filter_map(|&i| fields.get(i).map(|f| f.name().as_str()))
+        .collect();
+    Err(Error::Invalid(format!(
+        "CREATE TABLE {}: {what} ({}) is not supported: Iceberg tables do not enforce keys, and this engine would not check them; leave it out (declare the columns NOT NULL to refuse NULLs, and MERGE INTO to upsert by key)",
+        cmt.name,
+        names.join(", ")
+    )))
 }
 
 /// How many times a CREATE … AS SELECT is attempted when a concurrent
@@ -743,16 +799,20 @@ async fn create_catalog_table(
         let state = ctx.state();
         let input = state.create_physical_plan(&cmt.input).await?;
         let sink = table.insert_into(&state, input, InsertOp::Append).await?;
-        datafusion::physical_plan::collect(sink, ctx.task_ctx()).await?;
-        Ok::<(), Error>(())
+        let schema = sink.schema();
+        let batches = datafusion::physical_plan::collect(sink, ctx.task_ctx()).await?;
+        Ok::<_, Error>(StatementResult { schema, batches })
     };
-    if let Err(e) = appended.await {
-        if !e.commit_may_have_happened() {
-            let _ = namespace.drop_table(name, false).await;
+    match appended.await {
+        // The sink's `count`, as INSERT prints it.
+        Ok(count) => Ok(count),
+        Err(e) => {
+            if !e.commit_may_have_happened() {
+                let _ = namespace.drop_table(name, false).await;
+            }
+            Err(e)
         }
-        return Err(e);
     }
-    Ok(StatementResult::empty())
 }
 
 async fn create_attempt(
@@ -761,9 +821,9 @@ async fn create_attempt(
     plan: &CreatePlan,
     metadata: crate::spec::TableMetadata,
     input: Option<&LogicalPlan>,
-) -> Result<Created> {
+) -> Result<(Created, u64)> {
     let Some(input) = input else {
-        return ws.commit_create(plan, &metadata).await;
+        return Ok((ws.commit_create(plan, &metadata).await?, 0));
     };
     let location = &plan.location.clone().with_file_prefix(metadata.file_prefix.clone());
     let creation = Creation::begin(location, &metadata).await?;
@@ -783,7 +843,8 @@ async fn create_attempt(
             creation.finish().await;
         }
     }
-    result
+    let rows = written.files.iter().map(|f| f.record_count).sum();
+    Ok((result?, rows))
 }
 
 /// The files a CTAS wrote (to delete when it does not commit).
@@ -889,20 +950,7 @@ async fn execute_procedure(
             )));
         }
     };
-    let schema = Arc::new(ArrowSchema::new(
-        counts
-            .iter()
-            .map(|(name, _)| Field::new(*name, DataType::UInt64, false))
-            .collect::<Vec<_>>(),
-    ));
-    let columns: Vec<datafusion::arrow::array::ArrayRef> = counts
-        .iter()
-        .map(|(_, n)| Arc::new(datafusion::arrow::array::UInt64Array::from(vec![*n])) as _)
-        .collect();
-    Ok(StatementResult {
-        batches: vec![RecordBatch::try_new(Arc::clone(&schema), columns)?],
-        schema,
-    })
+    StatementResult::counts(&counts)
 }
 
 /// A `WHERE` condition on `table` as DataFusion plans it (columns unqualified).

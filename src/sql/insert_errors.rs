@@ -1,4 +1,6 @@
-//! INSERT errors that name the column.
+//! Value errors that name the value, the type and the column: those of
+//! INSERT (below), and failed casts of any statement (`WHERE ts = 'x'`,
+//! `SET id = 3000000000`, `CAST('x' AS INT)`: [`explain_cast`]).
 //!
 //! DataFusion reports a value that does not fit its column, or a NULL in a
 //! NOT NULL column, in the terms of its plan, not of the statement:
@@ -6,6 +8,7 @@
 //! | DataFusion says                                                        | we say |
 //! |------------------------------------------------------------------------|--------|
 //! | `Optimizer rule 'simplify_expressions' failed … Cannot cast string 'abc' to value of Int32 type` | `INSERT INTO t: value 'abc' does not fit column a (INT) …` |
+//! | `… Can't cast value 3000000000 to type Int32`, `… Error parsing timestamp from 'x'` | (same) |
 //! | `Column 'column1' is declared as non-nullable but contains null values` | `INSERT INTO t: column a is NOT NULL …` |
 //! | `Invalid batch column at '0' has null but schema specifies non-nullable` | (same) |
 //!
@@ -16,7 +19,7 @@
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::ast::{Expr, Insert, ObjectNamePart, SetExpr, Statement, Value};
+use datafusion::sql::sqlparser::ast::{Expr, Insert, ObjectNamePart, SelectItem, SetExpr, Statement, Value};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
@@ -43,15 +46,14 @@ pub async fn explain(ctx: &SessionContext, sql: &str, error: Error) -> Error {
     if let Some((value, to)) = cast_failure(&message)
         && let Some(column) = values_column(&insert, &value, &targets)
     {
-        let column_type = schema
-            .field_with_name(&column)
-            .map(|f| f.data_type().to_string())
-            .unwrap_or(to.clone());
+        let column_type = column_sql_type(&schema, &column).unwrap_or_else(|| sql_type_name(&to));
         return Error::Invalid(format!(
-            "INSERT INTO {table}: value '{value}' does not fit column {column} ({column_type}): it cannot be cast to {to}; nothing was committed"
+            "INSERT INTO {table}: value {} does not fit column {column} ({column_type}): it cannot be cast to {}; nothing was committed",
+            quoted(&value),
+            sql_type_name(&to)
         ));
     }
-    error
+    explain_cast(sql, error)
 }
 
 fn parse_insert(sql: &str) -> Option<Insert> {
@@ -98,28 +100,151 @@ fn not_null_column(message: &str, targets: &[String], schema: &SchemaRef) -> Opt
     None
 }
 
-/// `(value, type)` of "Cannot cast string 'value' to value of type type".
+/// `(value, Arrow type)` of a failed cast as DataFusion words it:
+/// "Cannot cast string 'v' to value of Int32 type", "Can't cast value
+/// 3000000000 to type Int32", "Error parsing timestamp from 'v'".
 fn cast_failure(message: &str) -> Option<(String, String)> {
-    let rest = message.split("Cannot cast string '").nth(1)?;
-    let (value, rest) = rest.split_once("' to value of ")?;
-    let to = rest.split(" type").next()?.to_string();
-    Some((value.to_string(), to))
+    if let Some(rest) = message.split("Cannot cast string '").nth(1) {
+        let (value, rest) = rest.split_once("' to value of ")?;
+        let to = rest.split(" type").next()?.to_string();
+        return Some((value.to_string(), to));
+    }
+    if let Some(rest) = message.split("Can't cast value ").nth(1) {
+        let (value, rest) = rest.split_once(" to type ")?;
+        let to = rest.split(|c: char| c.is_whitespace() || c == ',').next()?.to_string();
+        return Some((value.to_string(), to));
+    }
+    if let Some(rest) = message.split("Error parsing timestamp from '").nth(1) {
+        let value = rest.split_once('\'')?.0;
+        return Some((value.to_string(), "Timestamp".into()));
+    }
+    None
 }
 
-/// The target column of the first VALUES position holding the string `value`.
-fn values_column(insert: &Insert, value: &str, targets: &[String]) -> Option<String> {
-    let SetExpr::Values(values) = insert.source.as_ref()?.body.as_ref() else {
-        return None;
+/// An Arrow type name from a cast message as SQL says it.
+fn sql_type_name(arrow: &str) -> String {
+    match arrow {
+        "Int8" => "TINYINT",
+        "Int16" => "SMALLINT",
+        "Int32" => "INT",
+        "Int64" => "BIGINT",
+        "UInt8" | "UInt16" | "UInt32" | "UInt64" => return format!("{arrow} (unsigned)"),
+        "Float32" => "REAL",
+        "Float64" => "DOUBLE",
+        "Boolean" => "BOOLEAN",
+        "Date32" | "Date64" => "DATE",
+        "Utf8" | "LargeUtf8" | "Utf8View" => "VARCHAR",
+        t if t.starts_with("Timestamp") => "TIMESTAMP",
+        t if t.starts_with("Decimal") => {
+            return t
+                .replacen("Decimal128", "DECIMAL", 1)
+                .replacen("Decimal256", "DECIMAL", 1);
+        }
+        t => return t.to_string(),
+    }
+    .to_string()
+}
+
+/// The SQL type of a column, as `SHOW CREATE TABLE` prints it.
+fn column_sql_type(schema: &SchemaRef, column: &str) -> Option<String> {
+    let field = schema.field_with_name(column).ok()?;
+    let t = crate::spec::types::Type::from_arrow(field.data_type(), &mut || 0).ok()?;
+    Some(crate::catalog::show_create::sql_type(&t))
+}
+
+/// `error` of any statement `sql` with a failed cast said plainly: the
+/// value, the type, and the column when the statement compares the value
+/// with one (`WHERE ts = 'x'`) or assigns it to one (`SET ts = 'x'`).
+pub fn explain_cast(sql: &str, error: Error) -> Error {
+    let message = error.to_string();
+    let Some((value, to)) = cast_failure(&message) else {
+        return error;
     };
-    values.rows.iter().find_map(|row| {
-        row.iter()
-            .position(|e| is_string(e, value))
-            .and_then(|i| targets.get(i).cloned())
-    })
+    let column = literal_column(sql, &value)
+        .map(|c| format!(" for column {c}"))
+        .unwrap_or_default();
+    Error::Invalid(format!(
+        "value {} cannot be cast to {}{column}: {}",
+        quoted(&value),
+        sql_type_name(&to),
+        message.rsplit("error: ").next().unwrap_or(&message).trim()
+    ))
 }
 
-fn is_string(e: &Expr, text: &str) -> bool {
-    matches!(e, Expr::Value(v) if matches!(&v.value, Value::SingleQuotedString(s) if s == text))
+/// A number as it is, a string quoted.
+fn quoted(value: &str) -> String {
+    if value.parse::<f64>().is_ok() {
+        value.to_string()
+    } else {
+        format!("'{value}'")
+    }
+}
+
+/// The column `value` is compared with or assigned to in `sql`, found by
+/// its tokens: `col <op> value`, `value <op> col` or `SET col = value`.
+fn literal_column(sql: &str, value: &str) -> Option<String> {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
+    let sig: Vec<&Token> = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+    let is_value = |t: &Token| match t {
+        Token::SingleQuotedString(s) => s == value,
+        Token::Number(n, _) => n == value,
+        _ => false,
+    };
+    let is_op = |t: &Token| {
+        matches!(
+            t,
+            Token::Eq | Token::Neq | Token::Lt | Token::Gt | Token::LtEq | Token::GtEq | Token::DoubleEq
+        )
+    };
+    let name = |t: &Token| match t {
+        Token::Word(w)
+            if w.keyword == datafusion::sql::sqlparser::keywords::Keyword::NoKeyword || w.quote_style.is_some() =>
+        {
+            Some(match w.quote_style {
+                Some(_) => w.value.clone(),
+                None => w.value.to_lowercase(),
+            })
+        }
+        _ => None,
+    };
+    let i = sig.iter().position(|t| is_value(t))?;
+    if i >= 2 && is_op(sig[i - 1]) {
+        return name(sig[i - 2]);
+    }
+    if is_op(sig.get(i + 1)?) {
+        return name(sig.get(i + 2)?);
+    }
+    None
+}
+
+/// The target column of the first VALUES position (or SELECT list
+/// position) holding the literal `value`.
+fn values_column(insert: &Insert, value: &str, targets: &[String]) -> Option<String> {
+    match insert.source.as_ref()?.body.as_ref() {
+        SetExpr::Values(values) => values.rows.iter().find_map(|row| {
+            row.iter()
+                .position(|e| is_literal(e, value))
+                .and_then(|i| targets.get(i).cloned())
+        }),
+        SetExpr::Select(select) => select
+            .projection
+            .iter()
+            .position(|item| match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => is_literal(e, value),
+                _ => false,
+            })
+            .and_then(|i| targets.get(i).cloned()),
+        _ => None,
+    }
+}
+
+fn is_literal(e: &Expr, text: &str) -> bool {
+    matches!(e, Expr::Value(v) if match &v.value {
+        Value::SingleQuotedString(s) => s == text,
+        Value::Number(n, _) => n == text,
+        _ => false,
+    })
 }
 
 #[cfg(test)]

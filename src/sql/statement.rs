@@ -215,6 +215,13 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
     let first = offsets.byte(tokens[significant[0]].span.start);
     let last = offsets.byte(tokens[significant[significant.len() - 1]].span.end);
     let text = &sql[first..last];
+    // `t FOR VERSION AS OF 3` and its kin are `"t@3"` from here on.
+    if let std::borrow::Cow::Owned(folded) = super::as_of::rewrite(text)? {
+        let tokens = Tokenizer::new(&GenericDialect {}, &folded)
+            .tokenize_with_location()
+            .map_err(|e| Error::Invalid(format!("SQL syntax error: {e}")))?;
+        return classify(&folded, &tokens, &LineOffsets::new(&folded));
+    }
     let kw: Vec<Option<Keyword>> = significant.iter().take(4).map(|&i| keyword(&tokens[i].token)).collect();
     if kw.first() == Some(&Some(Keyword::EXPLAIN))
         && let Some(&i) = significant.get(1)
@@ -301,6 +308,8 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
     let mut partitioned = false;
     let mut location = None;
     let mut properties = std::collections::BTreeMap::new();
+    let mut with_properties = std::collections::BTreeMap::new();
+    let mut with_given = false;
     let mut k = 0;
     while k < significant.len() {
         let i = significant[k];
@@ -314,7 +323,7 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
                 {
                     if std::mem::replace(&mut partitioned, true) {
                         return Err(syntax(
-                            "PARTITIONED BY is given twice; give one list of partition fields",
+                            "PARTITIONED BY is given twice (or also as WITH (partitioning = …)); give one list of partition fields",
                         ));
                     }
                     let open = *significant
@@ -325,6 +334,70 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
                     }
                     let close = matching_paren(tokens, open)?;
                     partitioned_by = parse_partition_list(&tokens[open + 1..close])?;
+                    cut.push((offsets.byte(tokens[i].span.start), offsets.byte(tokens[close].span.end)));
+                    k = significant
+                        .iter()
+                        .position(|&j| j == close)
+                        .unwrap_or(significant.len())
+                        + 1;
+                    continue;
+                }
+                let next_keyword = significant.get(k + 1).map(|&j| keyword(&tokens[j].token));
+                if w.keyword == Keyword::PARTITION && next_keyword == Some(Some(Keyword::BY)) {
+                    return Err(syntax(
+                        "CREATE TABLE takes PARTITIONED BY (…), not PARTITION BY: did you mean PARTITIONED BY?",
+                    ));
+                }
+                // Spark's `USING iceberg`: every table here is an Iceberg table.
+                if w.keyword == Keyword::USING {
+                    let format = significant.get(k + 1).map(|&j| &tokens[j]);
+                    let Some(TokenWithSpan {
+                        token: Token::Word(f),
+                        span,
+                    }) = format
+                    else {
+                        return Err(syntax("USING needs a table format: USING iceberg"));
+                    };
+                    if !["iceberg", "parquet"].iter().any(|ok| f.value.eq_ignore_ascii_case(ok)) {
+                        return Err(Error::Invalid(format!(
+                            "CREATE TABLE … USING {}: tables here are Iceberg tables (Parquet files); write USING iceberg or leave USING out",
+                            f.value
+                        )));
+                    }
+                    cut.push((offsets.byte(tokens[i].span.start), offsets.byte(span.end)));
+                    k += 2;
+                    continue;
+                }
+                // Trino's `WITH (partitioning = ARRAY[…], format = 'PARQUET', …)`.
+                if w.keyword == Keyword::WITH
+                    && let Some(&open) = significant.get(k + 1)
+                    && tokens[open].token == Token::LParen
+                {
+                    if with_given {
+                        return Err(syntax("WITH (…) is given twice; give one list of table properties"));
+                    }
+                    with_given = true;
+                    let close = matching_paren(tokens, open)?;
+                    let toks: Vec<&Token> = tokens[open + 1..close]
+                        .iter()
+                        .map(|t| &t.token)
+                        .filter(|t| !is_trivia(t))
+                        .collect();
+                    let with = super::with_properties::parse(&toks)?;
+                    if let Some(list) = with.partitioning {
+                        if std::mem::replace(&mut partitioned, true) {
+                            return Err(syntax(
+                                "the partition fields are given twice (PARTITIONED BY and partitioning = …); give one list",
+                            ));
+                        }
+                        partitioned_by = list;
+                    }
+                    if let Some(path) = with.location {
+                        if location.replace(path).is_some() {
+                            return Err(syntax("LOCATION is given twice; a table has one location"));
+                        }
+                    }
+                    with_properties = with.properties;
                     cut.push((offsets.byte(tokens[i].span.start), offsets.byte(tokens[close].span.end)));
                     k = significant
                         .iter()
@@ -373,6 +446,11 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
         pos = b;
     }
     stripped.push_str(&sql[pos..last]);
+    for (key, value) in with_properties {
+        if properties.insert(key.clone(), value).is_some() {
+            return Err(syntax(&format!("table property {key} is given twice")));
+        }
+    }
     Ok(Statement::CreateTable(CreateTable {
         sql: stripped,
         partitioned_by,
