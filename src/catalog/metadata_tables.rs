@@ -4,7 +4,9 @@
 //! |--------------------|------------------------------|--------------------------------------------------------------------|
 //! | `t$snapshots`      | snapshot                     | snapshot_id, parent_id, sequence_number, committed_at, operation, summary, manifests |
 //! | `t$specs`          | partition spec (Iceberg id)  | spec_id, is_current, partition_spec, schema                        |
-//! | `t$refs`           | tag                          | name, type, snapshot_id                                            |
+//! | `t$refs`           | branch (`main`) or tag       | name, type (`BRANCH` / `TAG`), snapshot_id, max_reference_age_in_ms, min_snapshots_to_keep, max_snapshot_age_in_ms (Spark's columns) |
+//! | `t$history`        | change of the current snapshot | made_current_at, snapshot_id, parent_id, is_current_ancestor (Spark's columns) |
+//! | `t$metadata_log_entries` | earlier metadata file | timestamp, file, latest_snapshot_id, latest_schema_id, latest_sequence_number (Spark's columns; the files an Iceberg reader sees) |
 //! | `t$properties`     | table property               | key, value                                                         |
 //! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count, content (`data` / `deletes`) |
 //! | `t$files`          | data file or position delete file | path, spec_id, partition, partition_values, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds, content (`data` / `position_deletes`), referenced_data_file |
@@ -49,6 +51,8 @@ pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: 
         }
         "specs" => specs(md)?,
         "refs" => refs(md)?,
+        "history" => history(md)?,
+        "metadata_log_entries" => metadata_log_entries(md)?,
         "properties" => properties(md)?,
         "manifests" => manifests(md)?,
         "files" => files(location, md).await?,
@@ -56,7 +60,7 @@ pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: 
         "orphans" => orphans(location, md).await?,
         other => {
             return invalid!(
-                "unknown metadata table ${other}; expected one of $snapshots, $specs, $refs, $properties, $manifests, $files, $partitions, $orphans"
+                "unknown metadata table ${other}; expected one of $snapshots, $history, $specs, $refs, $properties, $manifests, $files, $partitions, $metadata_log_entries, $orphans"
             );
         }
     };
@@ -106,18 +110,146 @@ fn snapshots(md: &TableMetadata) -> Result<RecordBatch> {
     )
 }
 
+/// The current snapshot as the branch `main` (when there is one), then the tags.
 fn refs(md: &TableMetadata) -> Result<RecordBatch> {
-    let r = &md.refs;
+    let mut rows: Vec<(&str, &str, i64)> = md
+        .current_snapshot_id
+        .map(|id| ("main", "BRANCH", id))
+        .into_iter()
+        .collect();
+    rows.extend(
+        md.refs
+            .iter()
+            .filter(|(name, _)| name.as_str() != "main")
+            .map(|(name, r)| {
+                (
+                    name.as_str(),
+                    if r.kind == "branch" { "BRANCH" } else { "TAG" },
+                    r.snapshot_id,
+                )
+            }),
+    );
+    let none = || Arc::new(Int64Array::from(vec![None::<i64>; rows.len()])) as ArrayRef;
     batch(
         vec![
             Field::new("name", DataType::Utf8, false),
             Field::new("type", DataType::Utf8, false),
             Field::new("snapshot_id", DataType::Int64, false),
+            // Retention is not set per reference here: the table's own applies.
+            Field::new("max_reference_age_in_ms", DataType::Int64, true),
+            Field::new("min_snapshots_to_keep", DataType::Int32, true),
+            Field::new("max_snapshot_age_in_ms", DataType::Int64, true),
         ],
         vec![
-            Arc::new(StringArray::from_iter_values(r.keys())),
-            Arc::new(StringArray::from_iter_values(r.values().map(|v| v.kind.as_str()))),
-            Arc::new(Int64Array::from_iter_values(r.values().map(|v| v.snapshot_id))),
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0))),
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1))),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.2))),
+            none(),
+            Arc::new(Int32Array::from(vec![None::<i32>; rows.len()])),
+            none(),
+        ],
+    )
+}
+
+/// The snapshots the current one descends from, itself included.
+fn current_ancestors(md: &TableMetadata) -> std::collections::HashSet<i64> {
+    let mut out = std::collections::HashSet::new();
+    let mut next = md.current_snapshot_id;
+    while let Some(id) = next {
+        if !out.insert(id) {
+            break;
+        }
+        next = md.snapshot(id).and_then(|s| s.parent_snapshot_id);
+    }
+    out
+}
+
+/// Spark's `history`: each time the current snapshot changed. A snapshot
+/// expired since keeps its row, with no parent.
+fn history(md: &TableMetadata) -> Result<RecordBatch> {
+    let log = &md.snapshot_log;
+    let ancestors = current_ancestors(md);
+    batch(
+        vec![
+            Field::new(
+                "made_current_at",
+                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                false,
+            ),
+            Field::new("snapshot_id", DataType::Int64, false),
+            Field::new("parent_id", DataType::Int64, true),
+            Field::new("is_current_ancestor", DataType::Boolean, false),
+        ],
+        vec![
+            Arc::new(
+                TimestampMillisecondArray::from_iter_values(log.iter().map(|e| e.timestamp_ms)).with_timezone("UTC"),
+            ),
+            Arc::new(Int64Array::from_iter_values(log.iter().map(|e| e.snapshot_id))),
+            Arc::new(Int64Array::from(
+                log.iter()
+                    .map(|e| md.snapshot(e.snapshot_id).and_then(|s| s.parent_snapshot_id))
+                    .collect::<Vec<_>>(),
+            )),
+            Arc::new(BooleanArray::from(
+                log.iter()
+                    .map(|e| ancestors.contains(&e.snapshot_id))
+                    .collect::<Vec<_>>(),
+            )),
+        ],
+    )
+}
+
+/// Spark's `metadata_log_entries`: the earlier metadata files (Iceberg's
+/// `metadata-log`), each with the snapshot that was current when it was
+/// written (from the snapshot log), that snapshot's schema and sequence number.
+fn metadata_log_entries(md: &TableMetadata) -> Result<RecordBatch> {
+    let log = &md.metadata_log;
+    let current_at = |ts: i64| {
+        md.snapshot_log
+            .iter()
+            .rev()
+            .find(|e| e.timestamp_ms <= ts)
+            .map(|e| e.snapshot_id)
+    };
+    let latest: Vec<Option<i64>> = log.iter().map(|e| current_at(e.timestamp_ms)).collect();
+    let snapshot = |id: &Option<i64>| id.and_then(|id| md.snapshot(id));
+    batch(
+        vec![
+            Field::new(
+                "timestamp",
+                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                false,
+            ),
+            Field::new("file", DataType::Utf8, false),
+            Field::new("latest_snapshot_id", DataType::Int64, true),
+            Field::new("latest_schema_id", DataType::Int32, true),
+            Field::new("latest_sequence_number", DataType::Int64, true),
+        ],
+        vec![
+            Arc::new(
+                TimestampMillisecondArray::from_iter_values(log.iter().map(|e| e.timestamp_ms)).with_timezone("UTC"),
+            ),
+            Arc::new(StringArray::from_iter_values(
+                log.iter().map(|e| e.metadata_file.as_str()),
+            )),
+            Arc::new(Int64Array::from(latest.clone())),
+            Arc::new(Int32Array::from(
+                latest
+                    .iter()
+                    .map(|id| {
+                        snapshot(id)
+                            .and_then(|s| s.table_spec_id)
+                            .and_then(|spec| md.spec(spec).ok())
+                            .map(|spec| spec.schema_id())
+                    })
+                    .collect::<Vec<_>>(),
+            )),
+            Arc::new(Int64Array::from(
+                latest
+                    .iter()
+                    .map(|id| snapshot(id).map(|s| s.sequence_number))
+                    .collect::<Vec<_>>(),
+            )),
         ],
     )
 }
