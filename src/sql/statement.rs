@@ -335,11 +335,7 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
                     let close = matching_paren(tokens, open)?;
                     partitioned_by = parse_partition_list(&tokens[open + 1..close])?;
                     cut.push((offsets.byte(tokens[i].span.start), offsets.byte(tokens[close].span.end)));
-                    k = significant
-                        .iter()
-                        .position(|&j| j == close)
-                        .unwrap_or(significant.len())
-                        + 1;
+                    k = after_token(&significant, close);
                     continue;
                 }
                 let next_keyword = significant.get(k + 1).map(|&j| keyword(&tokens[j].token));
@@ -399,11 +395,7 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
                     }
                     with_properties = with.properties;
                     cut.push((offsets.byte(tokens[i].span.start), offsets.byte(tokens[close].span.end)));
-                    k = significant
-                        .iter()
-                        .position(|&j| j == close)
-                        .unwrap_or(significant.len())
-                        + 1;
+                    k = after_token(&significant, close);
                     continue;
                 }
                 if w.value.eq_ignore_ascii_case("tblproperties") {
@@ -797,6 +789,15 @@ fn drop_table(text: &str, tokens: &[TokenWithSpan], significant: &[usize]) -> Op
         purge,
         text: text.to_string(),
     })
+}
+
+/// The index in `significant` just after token `close`.
+fn after_token(significant: &[usize], close: usize) -> usize {
+    significant
+        .iter()
+        .position(|&j| j == close)
+        .unwrap_or(significant.len())
+        + 1
 }
 
 fn matching_paren(tokens: &[TokenWithSpan], open: usize) -> Result<usize> {
