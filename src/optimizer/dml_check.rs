@@ -22,6 +22,10 @@
 //! | `UPDATE t SET … FROM s …`          | refused: use MERGE INTO          |
 //! | `DELETE … LIMIT n`                 | refused                          |
 //! | an already optimized plan (Ballista scheduler) | refused: run it locally |
+//!
+//! The statement layer runs `UPDATE … FROM s` and `DELETE … WHERE k IN
+//! (SELECT …)` (under AND) as the MERGE they mean before they get here
+//! (`sql::dml_as_merge`); the other shapes with subqueries reach this rule.
 
 use std::sync::Arc;
 

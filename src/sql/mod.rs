@@ -3,6 +3,7 @@
 
 pub mod as_of;
 pub mod describe;
+pub mod dml_as_merge;
 pub mod execute;
 pub mod insert_errors;
 pub mod literals;

@@ -222,6 +222,13 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
             .map_err(|e| Error::Invalid(format!("SQL syntax error: {e}")))?;
         return classify(&folded, &tokens, &LineOffsets::new(&folded));
     }
+    // `UPDATE … FROM` and `DELETE … WHERE k IN (SELECT …)` run as MERGE.
+    if let Some(merge) = super::dml_as_merge::as_merge(text) {
+        let tokens = Tokenizer::new(&GenericDialect {}, &merge)
+            .tokenize_with_location()
+            .map_err(|e| Error::Invalid(format!("SQL syntax error: {e}")))?;
+        return classify(&merge, &tokens, &LineOffsets::new(&merge));
+    }
     let kw: Vec<Option<Keyword>> = significant.iter().take(4).map(|&i| keyword(&tokens[i].token)).collect();
     if kw.first() == Some(&Some(Keyword::EXPLAIN))
         && let Some(&i) = significant.get(1)
