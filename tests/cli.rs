@@ -1143,3 +1143,17 @@ fn tab_completes_keywords_tables_and_columns() {
         "{out}"
     );
 }
+
+/// An empty result is one empty array in JSON, a header in CSV, a boxed
+/// header in table format.
+#[test]
+fn empty_results_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = "SELECT 1 AS a WHERE false";
+    let o = run(dir.path(), &["--format", "json", "-c", sql]);
+    assert_eq!(stdout(&o), "[]\n");
+    let o = run(dir.path(), &["--format", "csv", "-c", sql]);
+    assert_eq!(stdout(&o), "a\n");
+    let o = run(dir.path(), &["--format", "table", "-c", sql]);
+    assert_eq!(stdout(&o), "+---+\n| a |\n+---+\n+---+\n");
+}

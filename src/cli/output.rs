@@ -171,10 +171,7 @@ pub async fn print_stream(
 enum Sink<'a> {
     Table(TableText<'a>),
     Csv(CsvWriter<&'a mut dyn Write>),
-    Json {
-        writer: JsonWriter<&'a mut dyn Write, JsonArray>,
-        rows: usize,
-    },
+    Json(JsonWriter<&'a mut dyn Write, JsonArray>),
 }
 
 impl<'a> Sink<'a> {
@@ -195,13 +192,12 @@ impl<'a> Sink<'a> {
                 }
                 Sink::Csv(writer)
             }
-            OutputFormat::Json => Sink::Json {
-                writer: JsonWriterBuilder::new()
+            OutputFormat::Json => Sink::Json(
+                JsonWriterBuilder::new()
                     .with_explicit_nulls(true)
                     .with_encoder_factory(super::json_values::factory())
                     .build::<_, JsonArray>(out),
-                rows: 0,
-            },
+            ),
         }
     }
 
@@ -211,10 +207,7 @@ impl<'a> Sink<'a> {
             Sink::Csv(w) => Ok(w
                 .write(&super::json_values::nested_as_json_text(batch)?)
                 .map_err(arrow_io)?),
-            Sink::Json { writer, rows } => {
-                *rows += batch.num_rows();
-                Ok(writer.write(batch).map_err(arrow_io)?)
-            }
+            Sink::Json(writer) => Ok(writer.write(batch).map_err(arrow_io)?),
         }
     }
 
@@ -224,7 +217,7 @@ impl<'a> Sink<'a> {
             // arrow's CSV writer keeps its own buffer and offers no flush:
             // its rows reach `out` as that buffer fills, and at the end.
             Sink::Csv(_) => Ok(()),
-            Sink::Json { writer, .. } => writer.get_mut().flush().map_err(io),
+            Sink::Json(writer) => writer.get_mut().flush().map_err(io),
         }
     }
 
@@ -232,14 +225,10 @@ impl<'a> Sink<'a> {
         match self {
             Sink::Table(t) => t.finish(),
             Sink::Csv(w) => w.into_inner().flush().map_err(io),
-            Sink::Json { mut writer, rows } => {
+            Sink::Json(mut writer) => {
+                // An empty result is `[]` too: arrow opens the array at the end.
                 writer.finish().map_err(arrow_io)?;
-                let out = writer.into_inner();
-                // An empty result is an empty array.
-                if rows == 0 {
-                    out.write_all(b"[]").map_err(io)?;
-                }
-                writeln!(out).map_err(io)
+                writeln!(writer.into_inner()).map_err(io)
             }
         }
     }
