@@ -5,6 +5,7 @@
 //! | `t$snapshots`      | snapshot                     | snapshot_id, parent_id, sequence_number, committed_at, operation, summary, manifests |
 //! | `t$specs`          | partition spec (Iceberg id)  | spec_id, is_current, partition_spec, schema                        |
 //! | `t$refs`           | branch (`main`) or tag       | name, type (`BRANCH` / `TAG`), snapshot_id, max_reference_age_in_ms, min_snapshots_to_keep, max_snapshot_age_in_ms (Spark's columns) |
+//! | `t$all_manifests`  | manifest of every live snapshot | content, path, length, partition_spec_id, added_snapshot_id, added/existing/deleted data and delete file counts, partition_summaries, reference_snapshot_id (Spark's columns) |
 //! | `t$history`        | change of the current snapshot | made_current_at, snapshot_id, parent_id, is_current_ancestor (Spark's columns) |
 //! | `t$metadata_log_entries` | earlier metadata file | timestamp, file, latest_snapshot_id, latest_schema_id, latest_sequence_number (Spark's columns; the files an Iceberg reader sees) |
 //! | `t$properties`     | table property               | key, value                                                         |
@@ -52,6 +53,11 @@ pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: 
         "specs" => specs(md)?,
         "refs" => refs(md)?,
         "history" => history(md)?,
+        "all_manifests" => {
+            let mut md = md.clone();
+            location.load_all_manifests(&mut md).await?;
+            all_manifests(&md)?
+        }
         "metadata_log_entries" => metadata_log_entries(md)?,
         "properties" => properties(md)?,
         "manifests" => manifests(md)?,
@@ -60,7 +66,7 @@ pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: 
         "orphans" => orphans(location, md).await?,
         other => {
             return invalid!(
-                "unknown metadata table ${other}; expected one of $snapshots, $history, $specs, $refs, $properties, $manifests, $files, $partitions, $metadata_log_entries, $orphans"
+                "unknown metadata table ${other}; expected one of $snapshots, $history, $all_manifests, $specs, $refs, $properties, $manifests, $files, $partitions, $metadata_log_entries, $orphans"
             );
         }
     };
@@ -147,6 +153,99 @@ fn refs(md: &TableMetadata) -> Result<RecordBatch> {
             none(),
             Arc::new(Int32Array::from(vec![None::<i32>; rows.len()])),
             none(),
+        ],
+    )
+}
+
+/// Spark's `all_manifests`: every manifest of every live snapshot, with
+/// the snapshot it was listed by. A manifest's entries are all ADDED (its
+/// files came with the snapshot that wrote it) or, for a manifest carried
+/// over into a rewritten one, EXISTING; this engine writes no DELETED entries.
+fn all_manifests(md: &TableMetadata) -> Result<RecordBatch> {
+    use datafusion::arrow::array::{ListArray, StructArray};
+    use datafusion::arrow::buffer::OffsetBuffer;
+    use datafusion::arrow::datatypes::Fields;
+    let rows: Vec<(i64, &crate::spec::ManifestFile)> = md
+        .snapshots
+        .iter()
+        .filter_map(|s| Some((s.snapshot_id, s.manifests.as_ref()?)))
+        .flat_map(|(id, m)| m.iter().map(move |m| (id, m)))
+        .collect();
+    let count = |data: bool, existing: bool| -> ArrayRef {
+        Arc::new(Int32Array::from_iter_values(rows.iter().map(|(_, m)| {
+            let is_existing = m.iceberg.as_ref().is_some_and(|i| i.files_snapshot_id.is_some());
+            if m.is_deletes() != data && is_existing == existing {
+                m.file_count as i32
+            } else {
+                0
+            }
+        })))
+    };
+    let zeros = || Arc::new(Int32Array::from(vec![0; rows.len()])) as ArrayRef;
+    let summary_fields = Fields::from(vec![
+        Field::new("contains_null", DataType::Boolean, false),
+        Field::new("contains_nan", DataType::Boolean, true),
+        Field::new("lower_bound", DataType::Utf8, true),
+        Field::new("upper_bound", DataType::Utf8, true),
+    ]);
+    let summaries: Vec<&crate::spec::FieldSummary> = rows.iter().flat_map(|(_, m)| m.partitions.iter()).collect();
+    let summary_struct = StructArray::try_new(
+        summary_fields.clone(),
+        vec![
+            Arc::new(BooleanArray::from_iter(summaries.iter().map(|s| Some(s.contains_null)))),
+            Arc::new(BooleanArray::from_iter(summaries.iter().map(|s| Some(s.contains_nan)))),
+            Arc::new(StringArray::from_iter(
+                summaries.iter().map(|s| s.lower_bound.as_deref()),
+            )),
+            Arc::new(StringArray::from_iter(
+                summaries.iter().map(|s| s.upper_bound.as_deref()),
+            )),
+        ],
+        None,
+    )?;
+    let item = Arc::new(Field::new("item", DataType::Struct(summary_fields), false));
+    let summaries = ListArray::try_new(
+        Arc::clone(&item),
+        OffsetBuffer::from_lengths(rows.iter().map(|(_, m)| m.partitions.len())),
+        Arc::new(summary_struct),
+        None,
+    )?;
+    batch(
+        vec![
+            Field::new("content", DataType::Int32, false),
+            Field::new("path", DataType::Utf8, false),
+            Field::new("length", DataType::Int64, false),
+            Field::new("partition_spec_id", DataType::Int32, false),
+            Field::new("added_snapshot_id", DataType::Int64, false),
+            Field::new("added_data_files_count", DataType::Int32, false),
+            Field::new("existing_data_files_count", DataType::Int32, false),
+            Field::new("deleted_data_files_count", DataType::Int32, false),
+            Field::new("added_delete_files_count", DataType::Int32, false),
+            Field::new("existing_delete_files_count", DataType::Int32, false),
+            Field::new("deleted_delete_files_count", DataType::Int32, false),
+            Field::new("partition_summaries", DataType::List(item), false),
+            Field::new("reference_snapshot_id", DataType::Int64, false),
+        ],
+        vec![
+            Arc::new(Int32Array::from_iter_values(
+                rows.iter().map(|(_, m)| i32::from(m.is_deletes())),
+            )),
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|(_, m)| m.path.as_str()))),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|(_, m)| m.length as i64))),
+            Arc::new(Int32Array::from_iter_values(rows.iter().map(|(_, m)| {
+                md.spec(m.spec_id).map_or(m.spec_id, |s| s.partition_spec_id())
+            }))),
+            Arc::new(Int64Array::from_iter_values(
+                rows.iter().map(|(_, m)| m.added_snapshot_id),
+            )),
+            count(true, false),
+            count(true, true),
+            zeros(),
+            count(false, false),
+            count(false, true),
+            zeros(),
+            Arc::new(summaries),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|(id, _)| *id))),
         ],
     )
 }
