@@ -77,6 +77,15 @@ fn batch(fields: Vec<Field>, columns: Vec<ArrayRef>) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?)
 }
 
+/// A moment in milliseconds, UTC, as Spark's metadata tables show it.
+fn utc_millis(name: &str) -> Field {
+    Field::new(
+        name,
+        DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+        false,
+    )
+}
+
 fn snapshots(md: &TableMetadata) -> Result<RecordBatch> {
     let s = &md.snapshots;
     batch(
@@ -84,11 +93,7 @@ fn snapshots(md: &TableMetadata) -> Result<RecordBatch> {
             Field::new("snapshot_id", DataType::Int64, false),
             Field::new("parent_id", DataType::Int64, true),
             Field::new("sequence_number", DataType::Int64, false),
-            Field::new(
-                "committed_at",
-                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
-                false,
-            ),
+            utc_millis("committed_at"),
             Field::new("operation", DataType::Utf8, false),
             Field::new("summary", DataType::Utf8, false),
             // Null for a foreign table's snapshots other than the one read.
@@ -270,11 +275,7 @@ fn history(md: &TableMetadata) -> Result<RecordBatch> {
     let ancestors = current_ancestors(md);
     batch(
         vec![
-            Field::new(
-                "made_current_at",
-                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
-                false,
-            ),
+            utc_millis("made_current_at"),
             Field::new("snapshot_id", DataType::Int64, false),
             Field::new("parent_id", DataType::Int64, true),
             Field::new("is_current_ancestor", DataType::Boolean, false),
@@ -314,11 +315,7 @@ fn metadata_log_entries(md: &TableMetadata) -> Result<RecordBatch> {
     let snapshot = |id: &Option<i64>| id.and_then(|id| md.snapshot(id));
     batch(
         vec![
-            Field::new(
-                "timestamp",
-                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
-                false,
-            ),
+            utc_millis("timestamp"),
             Field::new("file", DataType::Utf8, false),
             Field::new("latest_snapshot_id", DataType::Int64, true),
             Field::new("latest_schema_id", DataType::Int32, true),

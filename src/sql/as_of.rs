@@ -31,8 +31,12 @@ fn is_word(t: Option<&Token>, word: &str) -> bool {
 
 /// `sql` with each time-travel clause folded into its table's name.
 pub fn rewrite(sql: &str) -> Result<Cow<'_, str>> {
+    // Most statements name no version: only those are tokenized again.
     let upper = sql.to_ascii_uppercase();
-    if !upper.contains("OF") && !upper.contains("=>") {
+    let names_a_version = ["VERSION", "TIMESTAMP", "SYSTEM_TIME"]
+        .iter()
+        .any(|k| upper.contains(k));
+    if !names_a_version || (!upper.contains("OF") && !upper.contains("=>")) {
         return Ok(Cow::Borrowed(sql));
     }
     let Ok(tokens) = Tokenizer::new(&GenericDialect {}, sql).tokenize_with_location() else {
