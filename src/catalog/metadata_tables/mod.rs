@@ -12,6 +12,8 @@
 //! | `t$manifests`      | manifest of the current snapshot | path, length, spec_id, added_snapshot_id, file_count, record_count, content (`data` / `deletes`) |
 //! | `t$files`          | data file or position delete file | path, spec_id, partition, partition_values, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds, content (`data` / `position_deletes`), referenced_data_file |
 //! | `t$partitions`     | (spec, partition values)     | spec_id, partition, partition_values, file_count, record_count, total_size_in_bytes (data files only) |
+//! | `t$entries`, `t$all_entries` | manifest entry (current / every live snapshot) | status, snapshot_id, sequence_number, file_sequence_number, data_file, readable_metrics (Spark's columns; see `entries`) |
+//! | `t$data_files`, `t$delete_files`, `t$all_data_files`, `t$all_delete_files`, `t$all_files` | live file in the Iceberg manifests | content, file_path, file_format, spec_id, partition, record_count, file_size_in_bytes, column_sizes, value_counts, null_value_counts, nan_value_counts, lower_bounds, upper_bounds, key_metadata, split_offsets, equality_ids, sort_order_id, readable_metrics (Spark's columns) |
 //! | `t$orphans`        | file of ours nothing references (see `table::orphans`) | path, size, last_modified          |
 //!
 //! `partition` is the Hive path of the partition (`ts_day=2024-01-01/region=EU`);
@@ -21,6 +23,8 @@
 //! three are `region=__HIVE_DEFAULT_PARTITION__`); the values can
 //! (`null`, `""`, `"__HIVE_DEFAULT_PARTITION__"`), and `t$partitions` groups
 //! by them. Bounds and null counts are JSON objects keyed by column name.
+
+mod entries;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -64,9 +68,16 @@ pub async fn metadata_table(location: &TableLocation, md: &TableMetadata, kind: 
         "files" => files(location, md).await?,
         "partitions" => partitions(location, md).await?,
         "orphans" => orphans(location, md).await?,
+        other if let Some(selection) = entries::Selection::of(other) => {
+            let mut md = md.clone();
+            if selection.all_snapshots {
+                location.load_all_manifests(&mut md).await?;
+            }
+            entries::table(location, &md, selection).await?
+        }
         other => {
             return invalid!(
-                "unknown metadata table ${other}; expected one of $snapshots, $history, $all_manifests, $specs, $refs, $properties, $manifests, $files, $partitions, $metadata_log_entries, $orphans"
+                "unknown metadata table ${other}; expected one of $snapshots, $history, $specs, $refs, $properties, $manifests, $all_manifests, $files, $partitions, $entries, $all_entries, $data_files, $delete_files, $all_data_files, $all_delete_files, $all_files, $metadata_log_entries, $orphans"
             );
         }
     };
