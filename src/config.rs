@@ -12,6 +12,9 @@ use datafusion::common::config::ConfigExtension;
 use datafusion::common::extensions_options;
 use datafusion::execution::context::SessionState;
 
+/// Bytes of rows an INSERT buffers by default (`write_buffer_size`).
+pub const DEFAULT_WRITE_BUFFER: usize = 256 * 1024 * 1024;
+
 extensions_options! {
     /// Options under the `hidden_partitions.` prefix.
     pub struct HiddenPartitionsOptions {
@@ -22,7 +25,7 @@ extensions_options! {
         /// Bytes of rows an INSERT buffers (over all partitions, plus files
         /// being encoded) before it writes out the largest partitions as
         /// files; the session's memory pool may grant less.
-        pub write_buffer_size: usize, default = crate::table::writer::DEFAULT_WRITE_BUFFER
+        pub write_buffer_size: usize, default = DEFAULT_WRITE_BUFFER
         /// `static`: INSERT OVERWRITE replaces the whole table; `dynamic`:
         /// only the partitions (of the current spec) its rows fall into.
         pub partition_overwrite_mode: String, default = "static".to_string()
@@ -42,55 +45,8 @@ extensions_options! {
     }
 }
 
-/// `props` (a CREATE TABLE's TBLPROPERTIES) with the session's
-/// `table_defaults` for the keys it does not set; a merge-on-read default
-/// is left out for a table of format version 3 (`md`), which cannot take it.
-pub fn with_table_defaults(
-    state: &SessionState,
-    props: &std::collections::BTreeMap<String, String>,
-    md: &crate::spec::TableMetadata,
-) -> crate::error::Result<std::collections::BTreeMap<String, String>> {
-    let defaults = options(state).table_defaults;
-    let mut out = props.clone();
-    for pair in defaults.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let Some((key, value)) = pair.split_once('=') else {
-            return crate::invalid!(
-                "hidden_partitions.table_defaults is key=value pairs separated by commas, not {pair:?}"
-            );
-        };
-        let (key, value) = (key.trim(), value.trim());
-        let unfit = crate::table::properties::ROW_LEVEL_MODES.contains(&key)
-            && value == "merge-on-read"
-            && (crate::spec::iceberg_json::needs_v3(md)
-                || props
-                    .get(crate::table::properties::FORMAT_VERSION)
-                    .is_some_and(|v| v.trim() == "3"));
-        if !unfit {
-            out.entry(key.to_string()).or_insert_with(|| value.to_string());
-        }
-    }
-    Ok(out)
-}
-
 impl ConfigExtension for HiddenPartitionsOptions {
     const PREFIX: &'static str = "hidden_partitions";
-}
-
-/// How a statement running in `task` may write: its memory pool, the
-/// write buffer size, and as many files at once as target partitions.
-pub fn write_options(task: &datafusion::execution::TaskContext) -> crate::table::writer::WriteOptions {
-    let config = task.session_config();
-    let ours = config
-        .options()
-        .extensions
-        .get::<HiddenPartitionsOptions>()
-        .cloned()
-        .unwrap_or_default();
-    crate::table::writer::WriteOptions {
-        buffer_limit: ours.write_buffer_size,
-        memory_pool: task.memory_pool().clone(),
-        parallelism: config.target_partitions(),
-    }
 }
 
 /// The options of a session (defaults when the extension is not installed).

@@ -78,6 +78,71 @@ fn manifests_do_not_import_table() {
 }
 
 #[test]
+fn the_server_is_one_room_above_the_session() {
+    // serve/ holds the REST catalog's routes and operations; nothing below
+    // it imports it, and the catalog does not reach back up to the session.
+    for layer in [
+        "session.rs",
+        "sql",
+        "catalog",
+        "provider",
+        "formats",
+        "table",
+        "iceberg",
+        "store",
+        "spec",
+    ] {
+        assert_looks_down(layer, &["serve"]);
+    }
+    assert_looks_down("catalog", &["session", "sql", "cli"]);
+}
+
+#[test]
+fn provider_and_formats_are_below_catalog_and_optimizer() {
+    assert_looks_down(
+        "provider",
+        &["catalog", "optimizer", "formats", "sql", "serve", "session"],
+    );
+    assert_looks_down("formats", &["catalog", "optimizer", "sql", "serve", "session"]);
+}
+
+#[test]
+fn spec_and_config_know_no_table() {
+    assert_looks_down(
+        "spec",
+        &[
+            "table",
+            "plan",
+            "manifest",
+            "store",
+            "provider",
+            "catalog",
+            "formats",
+            "iceberg",
+            "sql",
+            "serve",
+            "optimizer",
+        ],
+    );
+    assert_looks_down(
+        "config.rs",
+        &[
+            "table",
+            "spec",
+            "plan",
+            "manifest",
+            "store",
+            "provider",
+            "catalog",
+            "formats",
+            "sql",
+            "serve",
+            "optimizer",
+        ],
+    );
+}
+
+#[test]
 fn the_check_finds_an_import() {
     // The check itself must be able to fail: provider/ does import table/.
     assert!(!upward_imports("provider", &["table"]).is_empty());

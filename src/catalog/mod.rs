@@ -8,11 +8,8 @@ pub mod metadata_tables;
 pub mod namespace;
 pub mod read_only;
 pub mod rename;
-pub mod rest;
 pub mod schema;
-pub mod show_create;
 pub mod stores;
-pub mod time_travel;
 pub mod url_tables;
 pub mod warehouse;
 

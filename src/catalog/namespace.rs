@@ -62,10 +62,17 @@ impl WarehouseSchema {
     }
 }
 
+/// A table or schema name as the session's SQL planner resolves it
+/// (`datafusion.sql_parser.enable_ident_normalization`).
+pub fn table_reference(ctx: &SessionContext, name: &str) -> TableReference {
+    let normalize = ctx.state().config_options().sql_parser.enable_ident_normalization;
+    TableReference::parse_str_normalized(name, !normalize)
+}
+
 /// The catalog a schema name (`s` or `c.s`, as SQL) is in, and the name.
 fn schema_reference(ctx: &SessionContext, name: &str) -> Option<(String, String)> {
     let default_catalog = ctx.state().config_options().catalog.default_catalog.clone();
-    match crate::sql::statement::table_reference(ctx, name) {
+    match table_reference(ctx, name) {
         TableReference::Bare { table } => Some((default_catalog, table.to_string())),
         TableReference::Partial { schema, table } => Some((schema.to_string(), table.to_string())),
         TableReference::Full { .. } => None,

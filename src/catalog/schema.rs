@@ -453,6 +453,26 @@ pub(crate) async fn latest_opened(
     Ok(Some(t))
 }
 
+/// A metadata table (`"t$files"`) or time travel (`"t@123"`) of a foreign
+/// table registered as `base`; `None` when `base` is not one.
+async fn foreign_lookup(
+    base: &Arc<dyn TableProvider>,
+    name: &str,
+) -> crate::error::Result<Option<Arc<dyn TableProvider>>> {
+    let Some(table) = crate::formats::as_foreign(base) else {
+        return Ok(None);
+    };
+    if let Some((_, selector)) = name.split_once('@') {
+        return Ok(Some(Arc::new(table.at(selector).await?)));
+    }
+    if let Some((_, kind)) = name.split_once('$') {
+        let (location, metadata) = table.metadata_for(kind).await?;
+        let mem = crate::catalog::metadata_tables::metadata_table(location, &metadata, kind).await?;
+        return Ok(Some(Arc::new(mem)));
+    }
+    Ok(None)
+}
+
 /// `name` = `"t$files"` / `"t@<snapshot>"` (`name[at..]` the suffix) of
 /// foreign table `base`; metadata tables are read-only.
 pub(crate) async fn derived_of_foreign(
@@ -460,7 +480,7 @@ pub(crate) async fn derived_of_foreign(
     name: &str,
     at: usize,
 ) -> Result<Option<Arc<dyn TableProvider>>> {
-    let Some(found) = crate::formats::foreign_lookup(base, name).await? else {
+    let Some(found) = foreign_lookup(base, name).await? else {
         return Ok(None);
     };
     if name[at..].starts_with('$') {

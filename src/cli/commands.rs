@@ -14,10 +14,10 @@ use datafusion::common::TableReference;
 use datafusion::prelude::{SessionContext, col, lit, when};
 
 use super::output::{MaxRows, OutputFormat};
-use crate::catalog::show_create::sql_type;
 use crate::error::{Error, Result};
 use crate::spec::types::Type;
 use crate::sql::StatementResult;
+use crate::table::show_create::sql_type;
 use crate::variant::is_variant_field;
 
 /// The help text of `\?` and `help`.

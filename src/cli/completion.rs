@@ -19,7 +19,7 @@ use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
-use crate::catalog::show_create::ident;
+use crate::table::show_create::ident;
 
 /// The prompt's completer; reads names from the session as the line is typed.
 pub struct Completion {

@@ -139,21 +139,3 @@ pub fn a_format(format: &str) -> String {
 }
 
 pub use crate::plan::files::parse_timestamp_ms;
-
-/// A metadata table (`"t$files"`) or time travel (`"t@123"`) of a foreign
-/// table registered as `base`; `None` when `base` is not one.
-pub async fn foreign_lookup(
-    base: &Arc<dyn TableProvider>,
-    name: &str,
-) -> crate::Result<Option<Arc<dyn TableProvider>>> {
-    let Some(table) = as_foreign(base) else {
-        return Ok(None);
-    };
-    if let Some((_, selector)) = name.split_once('@') {
-        return Ok(Some(Arc::new(table.at(selector).await?)));
-    }
-    if let Some((_, kind)) = name.split_once('$') {
-        return Ok(Some(Arc::new(table.metadata_table(kind).await?)));
-    }
-    Ok(None)
-}

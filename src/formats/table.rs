@@ -221,8 +221,10 @@ impl ForeignTable {
         self.reader.at(&self.name, selector).await
     }
 
-    /// A metadata table (`$snapshots`, `$specs`, `$refs`, `$manifests`, `$files`, `$partitions`).
-    pub async fn metadata_table(&self, kind: &str) -> crate::error::Result<datafusion::datasource::MemTable> {
+    /// Where the table is and the metadata its metadata table `kind`
+    /// (`$snapshots`, `$files`, …) is built from: for `$snapshots`, every
+    /// snapshot the format's history knows.
+    pub async fn metadata_for(&self, kind: &str) -> crate::error::Result<(&TableLocation, TableMetadata)> {
         if kind == "orphans" {
             return crate::invalid!(
                 "\"{}$orphans\" lists files our writers left behind; {} is {} table read by hidden-partitions, not written by it",
@@ -231,14 +233,13 @@ impl ForeignTable {
                 super::a_format(self.format())
             );
         }
+        let mut metadata = (*self.metadata).clone();
         if kind == "snapshots"
             && let Some(history) = self.reader.history(&self.metadata).await?
         {
-            let mut metadata = (*self.metadata).clone();
             metadata.snapshots = history;
-            return crate::catalog::metadata_tables::metadata_table(&self.location, &metadata, kind).await;
         }
-        crate::catalog::metadata_tables::metadata_table(&self.location, &self.metadata, kind).await
+        Ok((&self.location, metadata))
     }
 
     fn read_only<T>(&self, what: &str) -> Result<T> {

@@ -16,6 +16,7 @@
 //! | manifest lists | `manifest_list.rs` | one Avro manifest list per snapshot                  |
 //! | Avro files     | `avro.rs`       | schema JSON helpers and the container writer            |
 //! | summaries      | `summary.rs`    | a manifest's partition summaries in binary form, from ours |
+//! | REST protocol  | `rest.rs`       | the words our REST server and client share: capabilities, the error model |
 //!
 //! Pure functions; the callers store the bytes. A manifest's twin is written
 //! with it (`manifest::io`), ADDED entries for new files, EXISTING for the
@@ -28,4 +29,5 @@ pub mod bounds;
 pub mod json;
 pub mod manifest;
 pub mod manifest_list;
+pub mod rest;
 pub mod summary;

@@ -40,8 +40,7 @@ use datafusion::optimizer::AnalyzerRule;
 use crate::provider::HiddenPartitionsTable;
 use crate::provider::dml::DmlIntent;
 
-/// The name the rule is registered under.
-pub const DML_CHECK_NAME: &str = "hidden_partitions_dml_check";
+pub use crate::provider::dml::DML_CHECK_NAME;
 
 #[derive(Debug, Default)]
 pub struct DmlCheck;

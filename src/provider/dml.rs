@@ -30,6 +30,10 @@ use datafusion::optimizer::simplify_expressions::ExprSimplifier;
 
 use crate::expr::unqualified;
 
+/// The name the analyzer rule that hands DML statements their conditions
+/// (`optimizer::DmlCheck`) is registered under; our errors name it.
+pub const DML_CHECK_NAME: &str = "hidden_partitions_dml_check";
+
 /// A DELETE or UPDATE as the analyzer saw it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DmlIntent {

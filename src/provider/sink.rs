@@ -64,7 +64,7 @@ impl DataSink for HiddenPartitionsSink {
     }
 
     async fn write_all(&self, data: SendableRecordBatchStream, context: &Arc<TaskContext>) -> Result<u64> {
-        let options = crate::config::write_options(context);
+        let options = crate::table::writer::write_options(context);
         let mode = match &self.overwrite {
             Some(_) => {
                 let ours = context

@@ -72,7 +72,7 @@ impl HiddenPartitionsTable {
         let spec = version.metadata.current_spec()?;
         let schema = spec.schema.arrow_schema();
         let definition =
-            crate::catalog::show_create::create_statement(None, &table.name, spec, None, &version.metadata.properties);
+            crate::table::show_create::create_statement(None, &table.name, spec, None, &version.metadata.properties);
         let table = table.bound(&version.metadata.table_uuid);
         Ok(Self {
             table,
@@ -92,7 +92,7 @@ impl HiddenPartitionsTable {
     pub fn with_location_clause(mut self) -> crate::error::Result<Self> {
         let spec = self.version.metadata.current_spec()?;
         let url = self.table.location.url();
-        self.definition = crate::catalog::show_create::create_statement(
+        self.definition = crate::table::show_create::create_statement(
             None,
             &self.table.name,
             spec,
@@ -106,7 +106,7 @@ impl HiddenPartitionsTable {
     /// namespace of the warehouse), so the statement recreates it there.
     pub fn in_schema(mut self, schema: &str) -> crate::error::Result<Self> {
         let spec = self.version.metadata.current_spec()?;
-        self.definition = crate::catalog::show_create::create_statement(
+        self.definition = crate::table::show_create::create_statement(
             Some(schema),
             &self.table.name,
             spec,
@@ -117,7 +117,7 @@ impl HiddenPartitionsTable {
     }
 
     /// The table as of a snapshot: `@<snapshot id>`, `@<tag>`, or `@<timestamp>` (the
-    /// snapshot current then, see `catalog::time_travel`, e.g.
+    /// snapshot current then, see `table::time_travel`, e.g.
     /// `2024-05-01T12:00:00Z` or `2024-05-01 12:00:00` in UTC).
     pub async fn at(mut self, selector: &str) -> crate::error::Result<Self> {
         let md = &self.version.metadata;
@@ -138,7 +138,7 @@ impl HiddenPartitionsTable {
                         self.table.name
                     ))
                 })?;
-            crate::catalog::time_travel::snapshot_at(md, &self.table.name, selector, ts)?
+            crate::table::time_travel::snapshot_at(md, &self.table.name, selector, ts)?
         };
         self.as_of = Some(snapshot);
         // An older snapshot's manifests are in a file of their own.
@@ -210,7 +210,7 @@ impl HiddenPartitionsTable {
             datafusion::error::DataFusionError::Plan(format!(
                 "{what} on table {} was planned without the hidden-partitions analyzer rule ({}), so the table cannot know which rows the statement selects; nothing was changed. Use a session from hidden_partitions::session, register_warehouse or with_hidden_partitions",
                 self.table.name,
-                crate::optimizer::DML_CHECK_NAME
+                super::dml::DML_CHECK_NAME
             ))
         })
     }

@@ -11,8 +11,18 @@
 //! catalog.load_table("public.events").scan(row_filter="ts >= '2024-01-03'").to_arrow()
 //! ```
 //!
-//! HTTP only (axum); what each operation does is `catalog::rest`'s. Safe
-//! by default:
+//! One room for the server: HTTP here (axum), the operations beside it.
+//!
+//! - `service.rs` — namespaces and tables in the protocol's terms, over the
+//!   same session (and so the same DDL rules) as SQL;
+//! - `updates.rs` — a `CommitTableRequest`'s requirements and updates on our
+//!   metadata (pure, so a commit that lost a race re-applies it);
+//! - `commit.rs` — such a commit through our commit protocol, the client's
+//!   snapshots turned into changes of ours (`formats::iceberg::adopt`);
+//! - `error.rs` — our errors in the protocol's error model (the words the
+//!   server and our client share are `iceberg::rest`'s).
+//!
+//! Safe by default:
 //!
 //! - it binds 127.0.0.1 unless told another address;
 //! - with a token (`--token`, or `HIDDEN_PARTITIONS_TOKEN`) every request
@@ -31,7 +41,11 @@
 //!   a body or a credential; tables' `config` holds the store's endpoint
 //!   and region, and credentials only when vending them is asked for.
 
+pub mod commit;
 pub mod connections;
+pub mod error;
+pub mod service;
+pub mod updates;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -48,8 +62,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value as Json;
 
+use self::error::RestError;
+use self::service::RestCatalog;
 use crate::catalog::Warehouse;
-use crate::catalog::rest::{RestCatalog, RestError};
 use crate::error::{Error, Result};
 use crate::store::connect::StorageOptions;
 

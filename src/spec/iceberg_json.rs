@@ -319,7 +319,7 @@ mod tests {
 
     fn table_with_snapshot(list: Option<&str>) -> TableMetadata {
         let arrow = ArrowSchema::new(vec![Field::new("id", DataType::Int64, true)]);
-        let mut md = crate::table::Table::initial_metadata(&arrow, &[]).unwrap();
+        let mut md = TableMetadata::new(Schema::from_arrow(&arrow, 1).unwrap(), PartitionSpec::default()).unwrap();
         md.location = Some("/tmp/wh/t".into());
         md.last_sequence_number = 1;
         md.snapshots.push(Snapshot {
@@ -361,7 +361,7 @@ mod tests {
     #[test]
     fn no_snapshot_is_minus_one_and_legacy_tables_stay_legacy() {
         let arrow = ArrowSchema::new(vec![Field::new("id", DataType::Int64, true)]);
-        let mut md = crate::table::Table::initial_metadata(&arrow, &[]).unwrap();
+        let mut md = TableMetadata::new(Schema::from_arrow(&arrow, 1).unwrap(), PartitionSpec::default()).unwrap();
         md.location = Some("/tmp/wh/t".into());
         let v: Value = serde_json::from_slice(&metadata_json(&md).unwrap()).unwrap();
         assert_eq!(v["current-snapshot-id"], -1);
@@ -383,7 +383,7 @@ mod tests {
         use datafusion::arrow::datatypes::TimeUnit;
         let table = |dt: DataType| {
             let arrow = ArrowSchema::new(vec![Field::new("t", dt, true)]);
-            let mut md = crate::table::Table::initial_metadata(&arrow, &[]).unwrap();
+            let mut md = TableMetadata::new(Schema::from_arrow(&arrow, 1).unwrap(), PartitionSpec::default()).unwrap();
             md.location = Some("/tmp/wh/t".into());
             md
         };

@@ -370,6 +370,35 @@ impl FieldSummary {
 }
 
 impl TableMetadata {
+    /// The first metadata version of a table with `schema` (field ids as
+    /// given) and `partition_spec`: no snapshot, no property, a new uuid.
+    pub fn new(schema: Schema, partition_spec: PartitionSpec) -> Result<TableMetadata> {
+        partition_spec.validate(&schema)?;
+        let last_partition_id = partition_spec.highest_field_id();
+        let table_uuid = uuid::Uuid::new_v4().to_string();
+        let now = chrono::Utc::now().timestamp_millis();
+        Ok(TableMetadata {
+            format_version: FORMAT_VERSION,
+            file_prefix: Some(file_prefix_of(&table_uuid)),
+            created_ms: Some(now),
+            snapshot_log: Vec::new(),
+            location: None,
+            metadata_log: Vec::new(),
+            next_row_id: None,
+            table_uuid,
+            last_updated_ms: now,
+            last_sequence_number: 0,
+            last_column_id: schema.highest_field_id(),
+            last_partition_id,
+            current_spec_id: 0,
+            table_specs: vec![TableSpec::new(0, schema, partition_spec)],
+            current_snapshot_id: None,
+            snapshots: Vec::new(),
+            properties: BTreeMap::new(),
+            refs: BTreeMap::new(),
+        })
+    }
+
     pub fn spec(&self, spec_id: i32) -> Result<&TableSpec> {
         self.table_specs
             .iter()

@@ -238,16 +238,20 @@ mod tests {
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
 
     use super::*;
-    use crate::table::{PartitionFieldDef, Table};
+    use crate::spec::{PartitionField, PartitionSpec};
 
     fn bucketed(n: u32) -> TableMetadata {
         let schema = Schema::new(vec![Field::new("id", DataType::Int64, true)]);
-        let def = PartitionFieldDef {
-            source: "id".into(),
-            transform: Transform::Bucket(16),
-            name: None,
+        let spec = PartitionSpec {
+            fields: vec![PartitionField {
+                field_id: 1000,
+                source_id: 1,
+                transform: Transform::Bucket(16),
+                name: "id_bucket".into(),
+            }],
         };
-        let mut md = Table::initial_metadata(&schema, &[def]).unwrap();
+        let schema = crate::spec::Schema::from_arrow(&schema, 1).unwrap();
+        let mut md = TableMetadata::new(schema, spec).unwrap();
         md.table_specs[0].partition_spec.fields[0].transform = Transform::Bucket(n);
         md
     }

@@ -26,9 +26,9 @@ use datafusion::sql::sqlparser::ast::{DescribeAlias, Statement};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
-use crate::catalog::show_create::partition_field;
 use crate::error::Result;
 use crate::provider::HiddenPartitionsTable;
+use crate::table::show_create::partition_field;
 
 /// The table `sql` describes, if it is `DESCRIBE | DESC <name>`.
 pub fn describe_target(sql: &str) -> Option<String> {

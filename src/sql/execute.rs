@@ -567,7 +567,7 @@ async fn create_like(ctx: &SessionContext, create: &CreateTable) -> Result<Optio
         Some(table) => {
             let spec = table.metadata().current_spec()?;
             let text =
-                crate::catalog::show_create::create_statement(None, "like_target", spec, None, &Default::default());
+                crate::table::show_create::create_statement(None, "like_target", spec, None, &Default::default());
             let columns = text.split_once('(').map(|(_, rest)| rest).unwrap_or_default();
             let sql = format!("{prefix} {target} ({columns}");
             match super::statement::parse_statements(&sql)?.pop() {
@@ -646,7 +646,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     }
     // Validate fully before anything is written.
     let metadata = Table::initial_metadata(&schema, &partition)?;
-    let properties = crate::config::with_table_defaults(&ctx.state(), &create.properties, &metadata)?;
+    let properties = crate::table::properties::with_table_defaults(&ctx.state(), &create.properties, &metadata)?;
     let metadata = crate::table::properties::set_properties(&metadata, &properties)?;
     let allow_non_empty = crate::config::options(&ctx.state()).allow_non_empty_location;
     let Some(plan) = ws
@@ -781,7 +781,7 @@ async fn create_catalog_table(
         return crate::invalid!("CREATE TABLE {name} needs at least one column");
     }
     let metadata = Table::initial_metadata(&definition.schema, &definition.partition)?;
-    let properties = crate::config::with_table_defaults(&ctx.state(), &create.properties, &metadata)?;
+    let properties = crate::table::properties::with_table_defaults(&ctx.state(), &create.properties, &metadata)?;
     let metadata = crate::table::properties::set_properties(&metadata, &properties)?;
     let created = namespace
         .create_table(name, metadata, create.location.as_deref(), definition.mode)
@@ -872,7 +872,7 @@ async fn write_ctas(
 ) -> Result<crate::spec::TableMetadata> {
     let spec = metadata.current_spec()?.clone();
     let stream = ctx.execute_logical_plan(input.clone()).await?.execute_stream().await?;
-    let options = crate::config::write_options(&ctx.task_ctx());
+    let options = crate::table::writer::write_options(&ctx.task_ctx());
     let (files, _) = write_stream(location, &spec, stream, options).await?;
     written.files = files.clone();
     let snapshot_id = new_snapshot_id();

@@ -149,7 +149,7 @@ fn sql_type_name(arrow: &str) -> String {
 fn column_sql_type(schema: &SchemaRef, column: &str) -> Option<String> {
     let field = schema.field_with_name(column).ok()?;
     let t = crate::spec::types::Type::from_arrow(field.data_type(), &mut || 0).ok()?;
-    Some(crate::catalog::show_create::sql_type(&t))
+    Some(crate::table::show_create::sql_type(&t))
 }
 
 /// `error` of any statement `sql` with a failed cast said plainly: the

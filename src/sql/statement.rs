@@ -708,12 +708,8 @@ fn object_name(toks: &[&Token], mut k: usize) -> (String, usize) {
     }
 }
 
-/// A name from [`parse_statements`] as the session's SQL planner resolves
-/// it (`datafusion.sql_parser.enable_ident_normalization`).
-pub fn table_reference(ctx: &datafusion::prelude::SessionContext, name: &str) -> datafusion::common::TableReference {
-    let normalize = ctx.state().config_options().sql_parser.enable_ident_normalization;
-    datafusion::common::TableReference::parse_str_normalized(name, !normalize)
-}
+/// A name from [`parse_statements`] as the session's SQL planner resolves it.
+pub use crate::catalog::namespace::table_reference;
 
 /// `CREATE SCHEMA [IF NOT EXISTS] s` / `DROP SCHEMA [IF EXISTS] s [CASCADE | RESTRICT]`;
 /// `None` for other forms (left to DataFusion).

@@ -11,7 +11,7 @@
 //!
 //! The commit removes the expired snapshots from the metadata (time travel
 //! to them, by id or by a time when they were current, is then a clear
-//! error; see `catalog::time_travel`). Only after it succeeded are files
+//! error; see `table::time_travel`). Only after it succeeded are files
 //! deleted: manifests no remaining snapshot lists, and data files that only
 //! such manifests listed — never a file a remaining snapshot can read.
 

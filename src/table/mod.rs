@@ -21,8 +21,10 @@ pub mod properties;
 pub mod purge;
 pub mod retry;
 pub mod rewrite;
+pub mod show_create;
 pub mod source;
 pub mod tags;
+pub mod time_travel;
 pub mod update;
 pub mod writer;
 
@@ -33,7 +35,6 @@ use datafusion::arrow::datatypes::Schema as ArrowSchema;
 
 use crate::error::{Error, Result};
 use crate::manifest::{DataFile, write_manifest};
-use crate::spec::metadata::FORMAT_VERSION;
 use crate::spec::partition::FIRST_PARTITION_FIELD_ID;
 use crate::spec::{ManifestFile, PartitionField, PartitionSpec, Schema, Snapshot, TableMetadata, TableSpec};
 use crate::store::{TableLocation, Versioned};
@@ -149,30 +150,7 @@ impl Table {
         partition_spec: PartitionSpec,
         properties: BTreeMap<String, String>,
     ) -> Result<TableMetadata> {
-        partition_spec.validate(&schema)?;
-        let last_partition_id = partition_spec.highest_field_id();
-        let table_uuid = uuid::Uuid::new_v4().to_string();
-        let now = Utc::now().timestamp_millis();
-        let md = TableMetadata {
-            format_version: FORMAT_VERSION,
-            file_prefix: Some(crate::spec::metadata::file_prefix_of(&table_uuid)),
-            created_ms: Some(now),
-            snapshot_log: Vec::new(),
-            location: None,
-            metadata_log: Vec::new(),
-            next_row_id: None,
-            table_uuid,
-            last_updated_ms: now,
-            last_sequence_number: 0,
-            last_column_id: schema.highest_field_id(),
-            last_partition_id,
-            current_spec_id: 0,
-            table_specs: vec![TableSpec::new(0, schema, partition_spec)],
-            current_snapshot_id: None,
-            snapshots: Vec::new(),
-            properties: BTreeMap::new(),
-            refs: BTreeMap::new(),
-        };
+        let md = TableMetadata::new(schema, partition_spec)?;
         // The same rules as ALTER TABLE … SET TBLPROPERTIES: 'format-version'
         // makes the table that version (never a property), write modes are
         // checked against it.

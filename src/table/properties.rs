@@ -135,6 +135,33 @@ fn upgrade_format_version(md: &mut TableMetadata, value: &str) -> Result<()> {
     }
 }
 
+/// `props` (a CREATE TABLE's TBLPROPERTIES) with the session's
+/// `table_defaults` for the keys it does not set; a merge-on-read default
+/// is left out for a table of format version 3 (`md`), which cannot take it.
+pub fn with_table_defaults(
+    state: &datafusion::execution::context::SessionState,
+    props: &std::collections::BTreeMap<String, String>,
+    md: &crate::spec::TableMetadata,
+) -> crate::error::Result<std::collections::BTreeMap<String, String>> {
+    let defaults = crate::config::options(state).table_defaults;
+    let mut out = props.clone();
+    for pair in defaults.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((key, value)) = pair.split_once('=') else {
+            return crate::invalid!(
+                "hidden_partitions.table_defaults is key=value pairs separated by commas, not {pair:?}"
+            );
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let unfit = ROW_LEVEL_MODES.contains(&key)
+            && value == "merge-on-read"
+            && (crate::spec::iceberg_json::needs_v3(md) || props.get(FORMAT_VERSION).is_some_and(|v| v.trim() == "3"));
+        if !unfit {
+            out.entry(key.to_string()).or_insert_with(|| value.to_string());
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

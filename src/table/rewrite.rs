@@ -88,7 +88,7 @@ pub async fn rewrite(
     });
     let stream = Box::pin(RecordBatchStreamAdapter::new(table.arrow_schema(), mapped));
     let spec = table.metadata().current_spec()?.clone();
-    let options = crate::config::write_options(&task);
+    let options = crate::table::writer::write_options(&task);
     let (files, rows) = write_stream(&table.table().location, &spec, stream, options).await?;
     Ok(Rewritten {
         files,

@@ -43,8 +43,7 @@ use crate::values;
 /// A partition's buffered rows are written as a file once they reach this size.
 pub const TARGET_FILE_SIZE: usize = 128 * 1024 * 1024;
 
-/// Buffered rows of all partitions, unless the session's memory pool is smaller.
-pub const DEFAULT_WRITE_BUFFER: usize = 256 * 1024 * 1024;
+pub use crate::config::DEFAULT_WRITE_BUFFER;
 
 /// Small batches a partition collects before they are merged into one.
 const MERGE_AFTER_BATCHES: usize = 64;
@@ -565,5 +564,22 @@ fn float_leaves(fields: &Fields, prefix: &mut Vec<String>, out: &mut Vec<Vec<Str
             _ => {}
         }
         prefix.pop();
+    }
+}
+
+/// How a statement running in `task` may write: its memory pool, the
+/// write buffer size, and as many files at once as target partitions.
+pub fn write_options(task: &datafusion::execution::TaskContext) -> WriteOptions {
+    let config = task.session_config();
+    let ours = config
+        .options()
+        .extensions
+        .get::<crate::config::HiddenPartitionsOptions>()
+        .cloned()
+        .unwrap_or_default();
+    WriteOptions {
+        buffer_limit: ours.write_buffer_size,
+        memory_pool: task.memory_pool().clone(),
+        parallelism: config.target_partitions(),
     }
 }

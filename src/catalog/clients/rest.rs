@@ -54,19 +54,12 @@ struct Answer {
 impl Answer {
     /// The error model's type (`NoSuchTableException`, …), or "".
     fn kind(&self) -> &str {
-        self.body
-            .get("error")
-            .and_then(|e| e.get("type"))
-            .and_then(Json::as_str)
-            .unwrap_or("")
+        crate::iceberg::rest::error_kind(&self.body)
     }
 
     /// The error model's message, or the body.
     fn message(&self) -> String {
-        self.body
-            .get("error")
-            .and_then(|e| e.get("message"))
-            .and_then(Json::as_str)
+        crate::iceberg::rest::error_message(&self.body)
             .map(str::to_string)
             .unwrap_or_else(|| self.body.to_string())
     }
@@ -137,7 +130,7 @@ impl RestClient {
         if let Some(prefix) = setting("prefix").filter(|p| !p.is_empty()) {
             client.base = format!("{root}/v1/{}/", prefix.trim_matches('/'));
         }
-        client.rebases_snapshots = setting(crate::catalog::rest::service::REBASES_SNAPSHOTS).as_deref() == Some("true");
+        client.rebases_snapshots = setting(crate::iceberg::rest::REBASES_SNAPSHOTS).as_deref() == Some("true");
         Ok(client)
     }
 

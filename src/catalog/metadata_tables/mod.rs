@@ -393,8 +393,12 @@ fn specs(md: &TableMetadata) -> Result<RecordBatch> {
                     .field_by_id(f.source_id)
                     .map(|c| c.name.as_str())
                     .unwrap_or("?");
-                let call = super::show_create::partition_call(f, source);
-                format!("{call} AS {} [{}]", super::show_create::ident(&f.name), f.field_id)
+                let call = crate::table::show_create::partition_call(f, source);
+                format!(
+                    "{call} AS {} [{}]",
+                    crate::table::show_create::ident(&f.name),
+                    f.field_id
+                )
             })
             .collect::<Vec<_>>()
             .join(", ")

@@ -31,6 +31,7 @@ use crate::catalog::ddl::{CreateMode, Created};
 use crate::catalog::rename::RenameKind;
 use crate::catalog::{Warehouse, WarehouseSchema};
 use crate::error::Error;
+use crate::iceberg::rest::REBASES_SNAPSHOTS;
 use crate::spec::{PartitionSpec, TableMetadata};
 use crate::store::TableLocation;
 use crate::table::Table;
@@ -59,13 +60,6 @@ pub struct RestCatalog {
     /// same location has another uuid).
     metadata_texts: std::sync::Mutex<HashMap<String, (String, u64, Arc<RawValue>)>>,
 }
-
-/// Set in `GET /v1/config` `defaults`: this server rebases a snapshot whose
-/// commit has no `assert-ref-snapshot-id` onto the latest one as our own
-/// writers do (an append lands after the appends that won before it; an
-/// overwrite or delete still conflicts when its files changed), so a client
-/// of ours may leave that requirement out of an append.
-pub const REBASES_SNAPSHOTS: &str = "hidden-partitions.rebases-snapshots";
 
 /// A `LoadTableResult`. The metadata goes out as the JSON text it was
 /// serialized to (kept per table for its latest version), not as a tree

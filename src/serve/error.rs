@@ -1,5 +1,5 @@
-//! Errors in the Iceberg REST catalog's error model:
-//! `{"error": {"message": …, "type": …, "code": …}}`.
+//! How our errors become the REST protocol's error model
+//! ([`RestError`], shared with our client in `iceberg::rest`).
 //!
 //! | our error | code | type |
 //! |---|---|---|
@@ -13,74 +13,8 @@
 //! | missing or wrong token | 401 | `NotAuthorizedException` |
 //! | anything else | 500 | `ServiceFailureException` |
 
-use serde_json::json;
-
 use crate::error::Error;
-
-/// An error as the REST catalog answers it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RestError {
-    pub code: u16,
-    pub kind: &'static str,
-    pub message: String,
-}
-
-impl RestError {
-    pub fn new(code: u16, kind: &'static str, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            kind,
-            message: message.into(),
-        }
-    }
-
-    pub fn no_such_namespace(namespace: &str) -> Self {
-        Self::new(
-            404,
-            "NoSuchNamespaceException",
-            format!("namespace {namespace} does not exist"),
-        )
-    }
-
-    pub fn no_such_table(namespace: &str, table: &str) -> Self {
-        Self::new(
-            404,
-            "NoSuchTableException",
-            format!("table {namespace}.{table} does not exist"),
-        )
-    }
-
-    pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(400, "BadRequestException", message)
-    }
-
-    pub fn unsupported(message: impl Into<String>) -> Self {
-        Self::new(406, "UnsupportedOperationException", message)
-    }
-
-    pub fn already_exists(message: impl Into<String>) -> Self {
-        Self::new(409, "AlreadyExistsException", message)
-    }
-
-    pub fn not_authorized() -> Self {
-        Self::new(
-            401,
-            "NotAuthorizedException",
-            "this catalog needs a bearer token (Authorization: Bearer <token>)",
-        )
-    }
-
-    /// The JSON body of the error.
-    pub fn body(&self) -> serde_json::Value {
-        json!({"error": {"message": self.message, "type": self.kind, "code": self.code}})
-    }
-}
-
-impl std::fmt::Display for RestError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}: {}", self.code, self.kind, self.message)
-    }
-}
+pub use crate::iceberg::rest::RestError;
 
 /// `message` without the name of a file the server found (a client of the
 /// catalog learns nothing of what is stored but through the catalog).
