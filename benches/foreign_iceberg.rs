@@ -9,7 +9,7 @@
 //!   `ScalarValue` comparisons, as a row-oriented reader does.
 //!
 //! Ours decodes the Avro manifests straight into Arrow columns
-//! (`formats::iceberg::entries`), once with the partition column only (what
+//! (`iceberg::manifest_entries`), once with the partition column only (what
 //! planning a partition filter asks for) and once with every column and
 //! every column's statistics.
 //!
@@ -30,9 +30,9 @@ use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{col, lit};
 use datafusion::prelude::SessionContext;
 use hidden_partitions::expr::{evaluate, project_inclusive};
-use hidden_partitions::formats::iceberg::avro::{AvroFile, RecordIds, unwrap};
-use hidden_partitions::formats::iceberg::container::Container;
 use hidden_partitions::formats::{self, ForeignTable, Format};
+use hidden_partitions::iceberg::avro_container::Container;
+use hidden_partitions::iceberg::avro_records::{AvroFile, RecordIds, unwrap};
 use hidden_partitions::manifest::format::PARTITION;
 use hidden_partitions::manifest::read_manifest;
 use hidden_partitions::plan::files::source_predicate;

@@ -143,6 +143,24 @@ fn spec_and_config_know_no_table() {
 }
 
 #[test]
+fn the_iceberg_format_knows_no_table_or_session() {
+    assert_looks_down(
+        "iceberg",
+        &[
+            "table",
+            "plan",
+            "provider",
+            "catalog",
+            "sql",
+            "serve",
+            "optimizer",
+            "session",
+            "cli",
+        ],
+    );
+}
+
+#[test]
 fn the_check_finds_an_import() {
     // The check itself must be able to fail: provider/ does import table/.
     assert!(!upward_imports("provider", &["table"]).is_empty());

@@ -117,7 +117,7 @@ pub fn write_container(schema: &Json, metadata: &[(&str, String)], records: Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::iceberg::avro::AvroFile;
+    use crate::iceberg::avro_records::AvroFile;
 
     #[test]
     fn container_keeps_the_schema_text_and_metadata() {
@@ -144,7 +144,7 @@ mod tests {
         let text = schema.to_string();
         assert!(text.contains(r#""logicalType":"map""#), "{text}");
         assert!(bytes.windows(text.len()).any(|w| w == text.as_bytes()));
-        let ids = crate::formats::iceberg::avro::RecordIds::of(&file.schema, "t").unwrap();
+        let ids = crate::iceberg::avro_records::RecordIds::of(&file.schema, "t").unwrap();
         assert_eq!(ids.int(&file.records[0], 1), Some(7));
         assert_eq!(ids.int_map(&file.records[0], 2).get(&5), Some(&&Value::Long(9)));
         assert!(ids.int_map(&file.records[1], 2).is_empty());

@@ -13,7 +13,7 @@
 //! | binary, fixed (uuid)                  | as is                                  |                    |
 //! | decimal                               | unscaled, two's complement big-endian, minimal bytes | `14.20` → `05 8C`, `-1` → `FF` |
 //!
-//! The reader's inverse is [`crate::formats::iceberg::values::decode_bound`].
+//! The reader's inverse is [`crate::iceberg::bounds_read::decode_bound`].
 
 use datafusion::common::ScalarValue;
 
@@ -59,7 +59,7 @@ pub fn minimal_be(bytes: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::iceberg::values::decode_bound;
+    use crate::iceberg::bounds_read::decode_bound;
     use crate::spec::PrimitiveType;
 
     fn dec(v: i128, p: u8, s: i8) -> ScalarValue {

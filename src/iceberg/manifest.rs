@@ -546,13 +546,13 @@ fn partition_value(v: &ScalarValue, dt: &DataType) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::iceberg::avro::AvroFile;
-    use crate::formats::iceberg::convert::SpecMapping;
     use crate::formats::iceberg::manifest::{Content, read_entries};
-    use crate::formats::iceberg::manifest_list::read_manifest_list;
-    use crate::formats::iceberg::metadata::IcebergSpec;
-    use crate::formats::iceberg::values::decode_bound;
+    use crate::iceberg::avro_records::AvroFile;
+    use crate::iceberg::bounds_read::decode_bound;
+    use crate::iceberg::convert::SpecMapping;
     use crate::iceberg::manifest_list::write_manifest_list;
+    use crate::iceberg::manifest_list_read::read_manifest_list;
+    use crate::iceberg::metadata::IcebergSpec;
     use crate::manifest::ColumnStats;
     use crate::spec::{PartitionField, PartitionSpec, Schema};
     use crate::transform::Transform;
@@ -779,7 +779,7 @@ mod tests {
         let entries = read_entries(&written.bytes, "m", &listed, &mapping(&spec)).unwrap();
         assert_eq!(entries[0].sequence_number, 2);
         let file = AvroFile::decode(&written.bytes, "m").unwrap();
-        let ids = crate::formats::iceberg::avro::RecordIds::of(&file.schema, "m").unwrap();
+        let ids = crate::iceberg::avro_records::RecordIds::of(&file.schema, "m").unwrap();
         assert_eq!(ids.int(&file.records[0], 0), Some(0));
         assert_eq!(ids.long(&file.records[0], 1), Some(41));
         assert_eq!(ids.long(&file.records[0], 4), Some(2));

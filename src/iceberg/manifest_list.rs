@@ -302,8 +302,8 @@ fn compare(a: &ScalarValue, b: &ScalarValue) -> Option<Ordering> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::iceberg::avro::AvroFile;
-    use crate::formats::iceberg::manifest_list::{RawFieldSummary, read_manifest_list};
+    use crate::iceberg::avro_records::AvroFile;
+    use crate::iceberg::manifest_list_read::{RawFieldSummary, read_manifest_list};
     use crate::spec::{PartitionField, PartitionSpec, Schema};
     use crate::transform::Transform;
 

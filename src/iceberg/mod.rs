@@ -8,15 +8,19 @@
 //! Iceberg spec lays them out, a twin of each new manifest and the
 //! snapshot's manifest list.
 //!
-//! | step           | file            | what                                                    |
-//! |----------------|-----------------|---------------------------------------------------------|
-//! | schema, spec   | `json.rs`       | our table specs as Iceberg `schemas` and `partition-specs` |
-//! | bounds         | `bounds.rs`     | values in the single-value binary serialization (Appendix D) |
-//! | manifests      | `manifest.rs`   | one Avro manifest per manifest of ours                  |
-//! | manifest lists | `manifest_list.rs` | one Avro manifest list per snapshot                  |
-//! | Avro files     | `avro.rs`       | schema JSON helpers and the container writer            |
-//! | summaries      | `summary.rs`    | a manifest's partition summaries in binary form, from ours |
-//! | REST protocol  | `rest.rs`       | the words our REST server and client share: capabilities, the error model |
+//! The format in one module, both directions, for every writer and reader
+//! (our tables, and other engines' tables in `formats::iceberg`):
+//!
+//! | what            | encode (our tables)   | decode (any writer's files)                            |
+//! |-----------------|-----------------------|--------------------------------------------------------|
+//! | metadata JSON   | `json.rs` (schemas, specs) | `metadata.rs` (v1/v2 metadata: schemas, specs, snapshots, refs) |
+//! | partition specs | —                     | `convert.rs` (an Iceberg spec as our table spec, summaries) |
+//! | bounds          | `bounds.rs` (single-value binary, Appendix D) | `bounds_read.rs` (one value or a whole column) |
+//! | manifests       | `manifest.rs` (one Avro manifest per manifest of ours) | `manifest_entries.rs` (entries straight into Arrow columns) |
+//! | manifest lists  | `manifest_list.rs`    | `manifest_list_read.rs`                                 |
+//! | Avro files      | `avro.rs` (schema JSON helpers, container writer) | `avro_records.rs` (records by field id), `avro_container.rs` (the fast decoder) |
+//! | summaries       | `summary.rs` (a manifest's partition summaries in binary form) | (in `convert.rs`) |
+//! | REST protocol   | `rest.rs`: the words our REST server and client share: capabilities, the error model | |
 //!
 //! Pure functions; the callers store the bytes. A manifest's twin is written
 //! with it (`manifest::io`), ADDED entries for new files, EXISTING for the
@@ -25,9 +29,16 @@
 //! from what our metadata records of it.
 
 pub mod avro;
+pub mod avro_container;
+pub mod avro_records;
 pub mod bounds;
+pub mod bounds_read;
+pub mod convert;
 pub mod json;
 pub mod manifest;
+pub mod manifest_entries;
 pub mod manifest_list;
+pub mod manifest_list_read;
+pub mod metadata;
 pub mod rest;
 pub mod summary;

@@ -363,7 +363,7 @@ impl Pending {
 
 /// An Iceberg schema (`{"type": "struct", "fields": […]}`) as ours.
 pub fn parse_schema(doc: &Json) -> Result<Schema> {
-    let schema = crate::formats::iceberg::metadata::parse_schema(doc, "the request")
+    let schema = crate::iceberg::metadata::parse_schema(doc, "the request")
         .map(|(_, s)| s)
         .map_err(|e| Error::Invalid(e.to_string()))?;
     crate::spec::validate::unique_names(&schema.fields).map_err(|e| Error::Invalid(format!("schema: {e}")))?;

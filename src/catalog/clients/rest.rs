@@ -24,8 +24,8 @@ use async_trait::async_trait;
 use serde_json::{Value as Json, json};
 
 use crate::error::{Error, Result};
-use crate::formats::iceberg::metadata::metadata_version;
 use crate::formats::iceberg::pointer::{Current, MetadataPointer, NextMetadata};
+use crate::iceberg::metadata::metadata_version;
 use crate::store::TableLocation;
 
 /// A REST catalog at one URL.

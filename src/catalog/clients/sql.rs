@@ -36,8 +36,8 @@ use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
 
 use crate::error::{Error, Result};
-use crate::formats::iceberg::metadata::metadata_version;
 use crate::formats::iceberg::pointer::{Current, MetadataPointer, NextMetadata};
+use crate::iceberg::metadata::metadata_version;
 use crate::store::TableLocation;
 
 const CREATE_TABLES: &str = "CREATE TABLE iceberg_tables (

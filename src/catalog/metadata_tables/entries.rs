@@ -34,8 +34,8 @@ use datafusion::common::ScalarValue;
 use object_store::ObjectStoreExt;
 
 use crate::error::{Error, Result};
-use crate::formats::iceberg::avro::{AvroFile, RecordIds, as_i64, unwrap};
-use crate::formats::iceberg::values::{be_i128, bounds_array};
+use crate::iceberg::avro_records::{AvroFile, RecordIds, as_i64, unwrap};
+use crate::iceberg::bounds_read::{be_i128, bounds_array};
 use crate::spec::{ManifestFile, TableMetadata, Type};
 use crate::store::TableLocation;
 

@@ -39,11 +39,12 @@ use datafusion::arrow::array::AsArray;
 use object_store::ObjectStoreExt;
 use serde_json::Value as Json;
 
-use super::convert::SpecMapping;
 use super::manifest::IcebergManifests;
-use super::manifest_list::read_manifest_list;
-use super::metadata::{IcebergSpec, Rebase};
+use super::metadata::Rebase;
 use crate::error::{Error, Result};
+use crate::iceberg::convert::SpecMapping;
+use crate::iceberg::manifest_list_read::read_manifest_list;
+use crate::iceberg::metadata::IcebergSpec;
 use crate::manifest::format::{PATH, data_files};
 use crate::manifest::{DataFile, read_manifest};
 use crate::plan::files::PlannedFile;

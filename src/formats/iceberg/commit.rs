@@ -42,13 +42,14 @@ use object_store::{ObjectStoreExt, PutPayload};
 use serde_json::{Value as Json, json};
 
 use super::manifest::IcebergManifests;
-use super::manifest_list::ManifestEntryFile;
-use super::metadata::{IcebergMetadata, location_url};
+use super::metadata::location_url;
 use super::pointer::{Current, MetadataPointer, NextMetadata};
 use super::{Built, build_parts};
 use crate::error::{Error, Result};
 use crate::formats::table::{ForeignTable, ForeignWrites};
 use crate::iceberg::manifest_list::{FieldSummaryBinary, ManifestListEntry, write_manifest_list};
+use crate::iceberg::manifest_list_read::ManifestEntryFile;
+use crate::iceberg::metadata::IcebergMetadata;
 use crate::manifest::source::ManifestSource;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
 use crate::store::commit::COMMIT_RETRIES;
@@ -364,7 +365,7 @@ impl IcebergCommits {
                     self.name, m.iceberg.fields[i].name, m.iceberg.fields[i].transform
                 )));
             }
-            let wanted = super::metadata::IcebergSpec::of(new).fields;
+            let wanted = crate::iceberg::metadata::IcebergSpec::of(new).fields;
             let id = match md.specs.iter().find(|s| s.fields == wanted) {
                 Some(existing) => existing.spec_id,
                 None => {

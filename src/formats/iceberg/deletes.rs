@@ -22,9 +22,9 @@ use object_store::ObjectStoreExt;
 use object_store::path::Path;
 
 use super::manifest::{Content, DataFileInfo, Entry, IcebergManifests};
-use super::manifest_list::ManifestEntryFile;
 use crate::error::{Error, Result};
 use crate::formats::deletes::{EqualityDeletes, FileDeletes};
+use crate::iceberg::manifest_list_read::ManifestEntryFile;
 use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, read_columns};
 use crate::spec::Schema;
 use crate::store::TableLocation;

@@ -13,7 +13,7 @@
 //! | 125, 128 | lower / upper bounds  | `stats.<id>.min` / `max` (float bounds dropped when NaNs may be present) |
 //! | 134, 135 | content, equality_ids | delete files: 1 position, 2 equality (see `deletes`)    |
 //!
-//! Entries are decoded straight into columns (`entries`). A manifest is
+//! Entries are decoded straight into columns (`iceberg::manifest_entries`). A manifest is
 //! decoded once per table; the statistics of a column are decoded when
 //! first asked for (planning asks only for the columns its filters name),
 //! from the manifest bytes kept with the decoded columns.
@@ -32,13 +32,13 @@ use datafusion::common::ScalarValue;
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
 
-use super::convert::SpecMapping;
-pub use super::entries::Content;
-use super::entries::{Columns, SlotColumns, Wanted, decode};
-use super::manifest_list::ManifestEntryFile;
 use super::metadata::Rebase;
-use super::values::bounds_array;
 use crate::error::{Error, Result};
+use crate::iceberg::bounds_read::bounds_array;
+use crate::iceberg::convert::SpecMapping;
+pub use crate::iceberg::manifest_entries::Content;
+use crate::iceberg::manifest_entries::{Columns, SlotColumns, Wanted, decode};
+use crate::iceberg::manifest_list_read::ManifestEntryFile;
 use crate::manifest::format::{
     FILE_SIZE, FIRST_ROW_ID, NULL_COUNT, PARTITION, PARTITION_STRINGS, PATH, RECORD_COUNT, SPEC_ID, STATS,
     manifest_schema, stats_fields,
@@ -614,10 +614,10 @@ mod tests {
     use datafusion::arrow::datatypes::TimeUnit;
 
     use super::*;
-    use crate::formats::iceberg::manifest_list::read_manifest_list;
-    use crate::formats::iceberg::metadata::{IcebergMetadata, IcebergPartitionField, IcebergSpec};
     use crate::formats::iceberg::oracle::{batch_old, read_entries_old};
     use crate::iceberg::manifest::{EntryStatus, ManifestWrite, write_manifest};
+    use crate::iceberg::manifest_list_read::read_manifest_list;
+    use crate::iceberg::metadata::{IcebergMetadata, IcebergPartitionField, IcebergSpec};
     use crate::manifest::source::project_columns;
     use crate::manifest::{ColumnStats, DataFile};
     use crate::spec::{PartitionField, PartitionSpec, Schema};

@@ -6,11 +6,12 @@
 //! SELECT * FROM "events@4758466641439356228";                              -- time travel
 //! ```
 //!
-//! The steps, one file each:
+//! The steps, one file each (the format's encoding and decoding are
+//! `crate::iceberg`'s; this module does the reading, the I/O and the rest):
 //!
-//! 1. `metadata.rs` — the current `*.metadata.json` (hint or highest number), all schemas, specs, snapshots, refs;
-//! 2. `manifest_list.rs` — the snapshot's manifests with their partition summaries;
-//! 3. `convert.rs` — every Iceberg spec as one of our table specs (with the read schema), summaries in our form;
+//! 1. `metadata.rs` — the current `*.metadata.json` (hint or highest number), parsed by `iceberg::metadata` (all schemas, specs, snapshots, refs);
+//! 2. `iceberg::manifest_list_read` — the snapshot's manifests with their partition summaries;
+//! 3. `iceberg::convert` — every Iceberg spec as one of our table specs (with the read schema), summaries in our form;
 //! 4. `manifest.rs` — each data manifest (Avro) as one of our manifest batches, decoded when planning asks;
 //! 5. `deletes.rs` — delete manifests, the scope rules, position and equality delete files.
 //!
@@ -19,19 +20,13 @@
 //! `schema.name-mapping.default`.
 
 pub mod adopt;
-pub mod avro;
 pub mod commit;
-pub mod container;
-pub mod convert;
 pub mod deletes;
-pub mod entries;
 pub mod manifest;
-pub mod manifest_list;
 pub mod metadata;
 #[cfg(test)]
 mod oracle;
 pub mod pointer;
-pub mod values;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -41,14 +36,15 @@ use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use tokio::sync::OnceCell;
 
-use self::convert::SpecMapping;
 use self::deletes::DeleteIndex;
 use self::manifest::IcebergManifests;
-use self::manifest_list::{ManifestEntryFile, read_manifest_list};
-use self::metadata::{IcebergMetadata, Rebase, current_metadata_file, location_url};
+use self::metadata::{Rebase, current_metadata_file, location_url};
 use super::deletes::FileDeletes;
 use super::table::{FileColumns, ForeignReader, ForeignTable};
 use crate::error::{Error, Result};
+use crate::iceberg::convert::SpecMapping;
+use crate::iceberg::manifest_list_read::{ManifestEntryFile, read_manifest_list};
+use crate::iceberg::metadata::IcebergMetadata;
 use crate::plan::files::PlannedFile;
 use crate::provider::field_ids::FieldIdAdapterFactory;
 use crate::spec::{ManifestFile, Schema, Snapshot, SnapshotRef, TableMetadata};
@@ -80,7 +76,7 @@ pub async fn open(name: &str, location: TableLocation) -> Result<ForeignTable> {
     }
     // Opened by its directory: the table follows the latest metadata file
     // and accepts writes (see `commit`).
-    let Some(version) = file.filename().and_then(metadata::metadata_version) else {
+    let Some(version) = file.filename().and_then(crate::iceberg::metadata::metadata_version) else {
         return Ok(built.table);
     };
     Ok(writable(

@@ -1,4 +1,4 @@
-//! The Value-tree decoder the direct one (`entries`) replaced, kept as a
+//! The Value-tree decoder the direct one (`iceberg::manifest_entries`) replaced, kept as a
 //! test oracle only: every manifest the tests decode is decoded both ways
 //! and the batches compared. Not compiled outside tests.
 
@@ -9,14 +9,14 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::ScalarValue;
 
-use super::avro::{AvroFile, RecordIds, as_i64, unwrap};
-use super::convert::SpecMapping;
 use super::manifest::{Content, Entry};
-use super::manifest_list::ManifestEntryFile;
 use super::metadata::Rebase;
-use super::values::{be_i128, decode_bound};
 use crate::error::{Error, Result};
 use crate::formats::manifest_batch::{ForeignDataFile, foreign_manifest_batch};
+use crate::iceberg::avro_records::{AvroFile, RecordIds, as_i64, unwrap};
+use crate::iceberg::bounds_read::{be_i128, decode_bound};
+use crate::iceberg::convert::SpecMapping;
+use crate::iceberg::manifest_list_read::ManifestEntryFile;
 use crate::manifest::{ColumnStats, DataFile};
 use crate::spec::TableSpec;
 

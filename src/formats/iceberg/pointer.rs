@@ -18,8 +18,9 @@ use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use serde_json::Value as Json;
 
-use super::metadata::{current_metadata_file, location_url, metadata_version};
+use super::metadata::{current_metadata_file, location_url};
 use crate::error::{Error, Result};
+use crate::iceberg::metadata::metadata_version;
 use crate::store::TableLocation;
 
 /// The current metadata file of a table and its number (for telling newer

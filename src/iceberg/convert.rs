@@ -18,9 +18,9 @@
 
 use datafusion::arrow::datatypes::DataType;
 
-use super::manifest_list::RawFieldSummary;
+use super::bounds_read::decode_bound;
+use super::manifest_list_read::RawFieldSummary;
 use super::metadata::IcebergSpec;
-use super::values::decode_bound;
 use crate::spec::{FieldSummary, PartitionField, PartitionSpec, Schema, TableSpec};
 use crate::transform::Transform;
 
@@ -116,7 +116,7 @@ fn summary(raw: &RawFieldSummary, dt: &DataType) -> FieldSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::iceberg::metadata::IcebergPartitionField;
+    use crate::iceberg::metadata::IcebergPartitionField;
 
     fn schema() -> Schema {
         serde_json::from_str(

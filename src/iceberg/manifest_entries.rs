@@ -30,9 +30,9 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::common::ScalarValue;
 
-use super::container::{Container, Node, Reader, field_id};
+use super::avro_container::{Container, Node, Reader, field_id};
+use super::bounds_read::be_i128;
 use super::convert::SpecMapping;
-use super::values::be_i128;
 use crate::error::{Error, Result};
 
 /// What a manifest entry's file holds.

@@ -9,7 +9,7 @@
 //! | 504–506, 512–513 | file and row counts | `files=S/T` when a manifest is skipped whole |
 //! | 507 | partitions          | per partition field: contains_null/nan, bounds → summary pruning |
 
-use super::avro::{AvroFile, RecordIds};
+use super::avro_records::{AvroFile, RecordIds};
 use crate::error::Result;
 
 /// One partition field's summary over a manifest (bounds in single-value binary).
