@@ -160,6 +160,65 @@ fn the_iceberg_format_knows_no_table_or_session() {
     );
 }
 
+/// The rooms from top to bottom, as `docs/ARCHITECTURE.md` draws them:
+/// (module name, file or folder under `src/`).
+const ROOMS: &[(&str, &str)] = &[
+    ("cli", "cli"),
+    ("ballista", "ballista"),
+    ("serve", "serve"),
+    ("session", "session.rs"),
+    ("sql", "sql"),
+    ("catalog", "catalog"),
+    ("optimizer", "optimizer"),
+    ("formats", "formats"),
+    ("provider", "provider"),
+    ("table", "table"),
+    ("plan", "plan"),
+    ("manifest", "manifest"),
+    ("expr", "expr"),
+    ("functions", "functions"),
+    ("iceberg", "iceberg"),
+    ("store", "store"),
+    ("spec", "spec"),
+    ("config", "config.rs"),
+    ("error", "error.rs"),
+    ("variant", "variant"),
+    ("transform", "transform"),
+    ("values", "values"),
+];
+
+/// What still runs up (see ARCHITECTURE.md, "What may import what"): the
+/// count may only go down.
+const MOST_UPWARD_IMPORTS: usize = 15;
+
+#[test]
+fn imports_that_run_up_the_rooms_only_get_fewer() {
+    let mut found = Vec::new();
+    for (i, (_, path)) in ROOMS.iter().enumerate() {
+        let above: Vec<&str> = ROOMS[..i].iter().map(|(module, _)| *module).collect();
+        found.extend(upward_imports(path, &above));
+    }
+    assert!(
+        found.len() <= MOST_UPWARD_IMPORTS,
+        "{} imports run up the rooms (at most {MOST_UPWARD_IMPORTS}):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+#[test]
+fn every_room_is_in_the_order() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let top = ["main.rs", "lib.rs", "slt.rs", "bin"].contains(&name.as_str());
+        assert!(
+            top || ROOMS.iter().any(|(_, path)| *path == name),
+            "src/{name} is in no room of the order (tests/layers.rs ROOMS, docs/ARCHITECTURE.md)"
+        );
+    }
+}
+
 #[test]
 fn the_check_finds_an_import() {
     // The check itself must be able to fail: provider/ does import table/.

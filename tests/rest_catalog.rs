@@ -4,7 +4,7 @@
 //! (`tests/interop/rest_catalog.py`). After each step our own engine reads
 //! the same warehouse and must see what the clients see.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use hidden_partitions::serve::{ServeOptions, bind};
@@ -13,35 +13,11 @@ use serde_json::{Value, json};
 
 mod common;
 use common::readers::{python, render_batch, runtime, script, sorted, text};
+use common::served::{Served, serve_with};
 
 /// A catalog server on a warehouse in a temporary directory, in this process.
-struct Served {
-    url: String,
-    warehouse: PathBuf,
-    _dir: tempfile::TempDir,
-    _runtime: tokio::runtime::Runtime,
-}
-
 fn serve(token: Option<&str>) -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    let warehouse = dir.path().join("wh");
-    let rt = runtime();
-    let options = ServeOptions {
-        port: 0,
-        token: token.map(str::to_string),
-        log_requests: false,
-        ..Default::default()
-    };
-    let (address, server) = rt
-        .block_on(bind(Warehouse::local(&warehouse).unwrap(), options))
-        .unwrap();
-    rt.spawn(server);
-    Served {
-        url: format!("http://{address}"),
-        warehouse,
-        _dir: dir,
-        _runtime: rt,
-    }
+    serve_with(|options, _| options.token = token.map(str::to_string))
 }
 
 /// One step of `rest_catalog.py`; its JSON.

@@ -3,43 +3,19 @@
 //! never a 500 for the client's mistake), reaches nothing outside the
 //! warehouse, learns nothing of what lies there, and changes nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hidden_partitions::serve::{ServeOptions, bind};
+use hidden_partitions::serve::ServeOptions;
 use hidden_partitions::{Warehouse, execute_sql, session_with};
 use serde_json::{Value, json};
 
 mod common;
 use common::readers::runtime;
-
-struct Served {
-    url: String,
-    warehouse: PathBuf,
-    dir: tempfile::TempDir,
-    runtime: tokio::runtime::Runtime,
-}
+use common::served::{Served, serve_with};
 
 fn serve(configure: impl FnOnce(&mut ServeOptions, &Path)) -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    let warehouse = dir.path().join("wh");
-    let rt = runtime();
-    let mut options = ServeOptions {
-        port: 0,
-        log_requests: false,
-        ..Default::default()
-    };
-    configure(&mut options, dir.path());
-    let (address, server) = rt
-        .block_on(bind(Warehouse::local(&warehouse).unwrap(), options))
-        .unwrap();
-    rt.spawn(server);
-    Served {
-        url: format!("http://{address}"),
-        warehouse,
-        dir,
-        runtime: rt,
-    }
+    serve_with(configure)
 }
 
 impl Served {

@@ -29,8 +29,8 @@ use super::avro::{field, list, null, opt, optional, write_container};
 use super::bounds::encode_bound;
 use crate::error::{Error, Result};
 use crate::manifest::DataFile;
-use crate::manifest::stats::widen_zero;
 use crate::spec::TableSpec;
+use crate::values::widen_zero;
 
 /// One partition field's summary over a manifest, bounds in single-value binary.
 #[derive(Debug, Clone, PartialEq)]

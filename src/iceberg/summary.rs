@@ -20,8 +20,8 @@ use datafusion::common::ScalarValue;
 use super::bounds::encode_bound;
 use super::manifest_list::FieldSummaryBinary;
 use crate::error::Result;
-use crate::manifest::stats::widen_zero;
 use crate::spec::{FieldSummary, TableSpec};
+use crate::values::widen_zero;
 
 /// The binary summaries of `summaries` (one per partition field of `spec`),
 /// `None` when one of them cannot be written without misleading a reader.

@@ -13,12 +13,12 @@
 
 use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::ScalarValue;
 use datafusion::functions_aggregate::min_max::{MaxAccumulator, MinAccumulator};
 use datafusion::logical_expr::Accumulator;
 
 use super::entry::ColumnStats;
 use crate::error::Result;
+use crate::values::widen_zero;
 
 /// Whether min/max are kept for a column of this Arrow type.
 pub fn has_bounds(dt: &DataType) -> bool {
@@ -120,19 +120,11 @@ fn has_nan(array: &ArrayRef) -> bool {
     }
 }
 
-/// A zero bound becomes `-0.0` (lower) or `0.0` (upper) so both zeros are covered.
-pub(crate) fn widen_zero(v: ScalarValue, lower: bool) -> ScalarValue {
-    match v {
-        ScalarValue::Float64(Some(f)) if f == 0.0 => ScalarValue::Float64(Some(if lower { -0.0 } else { 0.0 })),
-        ScalarValue::Float32(Some(f)) if f == 0.0 => ScalarValue::Float32(Some(if lower { -0.0 } else { 0.0 })),
-        other => other,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use datafusion::arrow::array::Float64Array;
+    use datafusion::common::ScalarValue;
     use std::sync::Arc;
 
     fn stats(values: Vec<Option<f64>>) -> ColumnStats {

@@ -59,6 +59,15 @@ fn is_empty(value: &ScalarValue) -> bool {
     }
 }
 
+/// A zero bound becomes `-0.0` (lower) or `0.0` (upper) so both zeros are covered.
+pub fn widen_zero(v: ScalarValue, lower: bool) -> ScalarValue {
+    match v {
+        ScalarValue::Float64(Some(f)) if f == 0.0 => ScalarValue::Float64(Some(if lower { -0.0 } else { 0.0 })),
+        ScalarValue::Float32(Some(f)) if f == 0.0 => ScalarValue::Float32(Some(if lower { -0.0 } else { 0.0 })),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,7 +51,7 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use thiserror::Error;
 
-pub use bound::{parse_bound, serialize_bound};
+pub use bound::{parse_bound, serialize_bound, widen_zero};
 pub use hive::{DEFAULT_PARTITION, escape, parse_partition_dir, partition_dir, unescape};
 pub use parse::parse;
 pub use serialization::serialize;
