@@ -19,7 +19,10 @@ use std::collections::HashMap;
 
 use apache_avro::Schema;
 use apache_avro::types::Value;
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::common::ScalarValue;
 
+use super::bounds_read::{be_i128, timestamp};
 use crate::error::{Error, Result};
 
 /// An Avro record schema's fields, by Iceberg field id.
@@ -187,6 +190,50 @@ pub fn as_i64(value: &Value) -> Option<i64> {
         | Value::LocalTimestampNanos(v) => Some(*v),
         _ => None,
     }
+}
+
+/// An Avro value as a scalar of `target` (the partition field's result type).
+/// `None` when the value cannot be read as that type.
+pub fn avro_to_scalar(value: &Value, target: &DataType) -> Option<ScalarValue> {
+    if matches!(unwrap(value), Value::Null) {
+        return ScalarValue::try_from(target).ok();
+    }
+    let scalar = avro_as(unwrap(value), target)?;
+    if &scalar.data_type() == target {
+        Some(scalar)
+    } else {
+        scalar.cast_to(target).ok()
+    }
+}
+
+/// A (non-null, unwrapped) Avro value read as `target` where it can be,
+/// else as its own type.
+pub fn avro_as(value: &Value, target: &DataType) -> Option<ScalarValue> {
+    Some(match (value, target) {
+        (Value::Boolean(b), _) => ScalarValue::Boolean(Some(*b)),
+        (Value::String(s) | Value::Enum(_, s), _) => ScalarValue::Utf8(Some(s.clone())),
+        (Value::Float(f), _) => ScalarValue::Float32(Some(*f)),
+        (Value::Double(f), _) => ScalarValue::Float64(Some(*f)),
+        (Value::Bytes(b) | Value::Fixed(_, b), DataType::Decimal128(p, s)) => {
+            ScalarValue::Decimal128(Some(be_i128(b)?), *p, *s)
+        }
+        (Value::Decimal(d), DataType::Decimal128(p, s)) => {
+            let bytes: Vec<u8> = Vec::try_from(d).ok()?;
+            ScalarValue::Decimal128(Some(be_i128(&bytes)?), *p, *s)
+        }
+        (Value::Bytes(b), DataType::FixedSizeBinary(n)) | (Value::Fixed(_, b), DataType::FixedSizeBinary(n)) => {
+            ScalarValue::FixedSizeBinary(*n, Some(b.clone()))
+        }
+        (Value::Uuid(u), _) => ScalarValue::FixedSizeBinary(16, Some(u.as_bytes().to_vec())),
+        (Value::Bytes(b) | Value::Fixed(_, b), _) => ScalarValue::Binary(Some(b.clone())),
+        (other, DataType::Date32) => ScalarValue::Date32(Some(i32::try_from(as_i64(other)?).ok()?)),
+        (other, DataType::Int32) => ScalarValue::Int32(Some(i32::try_from(as_i64(other)?).ok()?)),
+        (other, DataType::Int64) => ScalarValue::Int64(Some(as_i64(other)?)),
+        (other, DataType::Timestamp(unit, tz)) => timestamp(as_i64(other)?, unit, tz.clone()),
+        (other, DataType::Time64(TimeUnit::Microsecond)) => ScalarValue::Time64Microsecond(Some(as_i64(other)?)),
+        (other, DataType::Time64(TimeUnit::Nanosecond)) => ScalarValue::Time64Nanosecond(Some(as_i64(other)?)),
+        (other, _) => ScalarValue::Int64(Some(as_i64(other)?)),
+    })
 }
 
 /// An Avro container file: writer schema, key-value metadata and records.

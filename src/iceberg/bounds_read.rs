@@ -26,7 +26,8 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::common::ScalarValue;
 
-fn timestamp(v: i64, unit: &TimeUnit, tz: Option<std::sync::Arc<str>>) -> ScalarValue {
+/// `v` in `unit` as a timestamp scalar of that unit.
+pub fn timestamp(v: i64, unit: &TimeUnit, tz: Option<std::sync::Arc<str>>) -> ScalarValue {
     match unit {
         TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(Some(v), tz),
         TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(Some(v), tz),

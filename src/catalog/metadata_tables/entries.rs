@@ -21,7 +21,7 @@
 //! `value_count`, `null_value_count`, `nan_value_count`, and the bounds
 //! decoded to the column's type (`lower_bounds` stays single-value binary).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use apache_avro::types::Value;
@@ -29,13 +29,13 @@ use datafusion::arrow::array::{
     ArrayRef, BinaryArray, BinaryBuilder, Int32Array, Int32Builder, Int64Array, Int64Builder, ListBuilder, MapBuilder,
     MapFieldNames, RecordBatch, StringArray, StructArray, new_null_array,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema};
 use datafusion::common::ScalarValue;
 use object_store::ObjectStoreExt;
 
 use crate::error::{Error, Result};
-use crate::iceberg::avro_records::{AvroFile, RecordIds, as_i64, unwrap};
-use crate::iceberg::bounds_read::{be_i128, bounds_array};
+use crate::iceberg::avro_records::{AvroFile, RecordIds, as_i64, avro_to_scalar, unwrap};
+use crate::iceberg::bounds_read::bounds_array;
 use crate::spec::{ManifestFile, TableMetadata, Type};
 use crate::store::TableLocation;
 
@@ -112,6 +112,11 @@ pub(super) async fn table(location: &TableLocation, md: &TableMetadata, selectio
     let mut rows = Vec::new();
     let mut seen = HashSet::new();
     let mut files = HashSet::new();
+    let sequence_of: HashMap<i64, i64> = md
+        .snapshots
+        .iter()
+        .map(|s| (s.snapshot_id, s.sequence_number))
+        .collect();
     let manifests: Vec<&ManifestFile> = if selection.all_snapshots {
         md.snapshots
             .iter()
@@ -129,11 +134,9 @@ pub(super) async fn table(location: &TableLocation, md: &TableMetadata, selectio
         if !seen.insert(path.to_string()) {
             continue;
         }
-        let inherited_sequence = md
-            .snapshots
-            .iter()
-            .find(|s| s.snapshot_id == m.added_snapshot_id)
-            .map(|s| s.sequence_number)
+        let inherited_sequence = sequence_of
+            .get(&m.added_snapshot_id)
+            .copied()
             .or_else(|| m.iceberg.as_ref().and_then(|i| i.sequence_number));
         let spec_id = md.spec(m.spec_id)?.partition_spec_id();
         let bytes = location.store.get(&location.resolve(path)?).await?.bytes().await?;
@@ -211,7 +214,7 @@ fn read_entries(bytes: &[u8], path: &str, spec_id: i32, partition: &PartitionTyp
                     continue;
                 }
                 let value = match part_ids.get(p, *field_id) {
-                    Some(v) => avro_scalar(v, &target.1).ok_or_else(|| {
+                    Some(v) => avro_to_scalar(v, &target.1).ok_or_else(|| {
                         Error::Format(format!(
                             "{what}: partition field {field_id} holds {v:?}, expected a {}",
                             target.1
@@ -250,48 +253,6 @@ fn read_entries(bytes: &[u8], path: &str, spec_id: i32, partition: &PartitionTyp
         });
     }
     Ok(out)
-}
-
-/// An Avro partition value as a value of the field's result type.
-fn avro_scalar(value: &Value, target: &DataType) -> Option<ScalarValue> {
-    let natural = match unwrap(value) {
-        Value::Null => return ScalarValue::try_from(target).ok(),
-        Value::Boolean(b) => ScalarValue::Boolean(Some(*b)),
-        Value::Int(v) | Value::Date(v) | Value::TimeMillis(v) => ScalarValue::Int32(Some(*v)),
-        Value::Float(v) => ScalarValue::Float32(Some(*v)),
-        Value::Double(v) => ScalarValue::Float64(Some(*v)),
-        Value::String(s) => ScalarValue::Utf8(Some(s.clone())),
-        Value::Bytes(b) => ScalarValue::Binary(Some(b.clone())),
-        Value::Fixed(n, b) => ScalarValue::FixedSizeBinary(*n as i32, Some(b.clone())),
-        Value::Uuid(u) => ScalarValue::FixedSizeBinary(16, Some(u.as_bytes().to_vec())),
-        Value::Decimal(d) => {
-            let DataType::Decimal128(p, s) = target else {
-                return None;
-            };
-            let bytes: Vec<u8> = d.try_into().ok()?;
-            return Some(ScalarValue::Decimal128(Some(be_i128(&bytes)?), *p, *s));
-        }
-        other => {
-            let v = as_i64(other)?;
-            match target {
-                DataType::Timestamp(unit, tz) => {
-                    let tz = tz.clone();
-                    return Some(match unit {
-                        TimeUnit::Second => ScalarValue::TimestampSecond(Some(v), tz),
-                        TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(Some(v), tz),
-                        TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(Some(v), tz),
-                        TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(Some(v), tz),
-                    });
-                }
-                _ => ScalarValue::Int64(Some(v)),
-            }
-        }
-    };
-    if natural.data_type() == *target {
-        Some(natural)
-    } else {
-        natural.cast_to(target).ok()
-    }
 }
 
 /// The partition struct shared by every spec: fields by partition field id.

@@ -13,26 +13,12 @@ use super::manifest::{Content, Entry};
 use super::metadata::Rebase;
 use crate::error::{Error, Result};
 use crate::formats::manifest_batch::{ForeignDataFile, foreign_manifest_batch};
-use crate::iceberg::avro_records::{AvroFile, RecordIds, as_i64, unwrap};
-use crate::iceberg::bounds_read::{be_i128, decode_bound};
+use crate::iceberg::avro_records::{AvroFile, RecordIds, as_i64, avro_as, avro_to_scalar, unwrap};
+use crate::iceberg::bounds_read::decode_bound;
 use crate::iceberg::convert::SpecMapping;
 use crate::iceberg::manifest_list_read::ManifestEntryFile;
 use crate::manifest::{ColumnStats, DataFile};
 use crate::spec::TableSpec;
-
-/// An Avro value as a scalar of `target` (the partition field's result type).
-/// `None` when the value cannot be read as that type.
-pub fn avro_to_scalar(value: &Value, target: &DataType) -> Option<ScalarValue> {
-    if matches!(unwrap(value), Value::Null) {
-        return ScalarValue::try_from(target).ok();
-    }
-    let scalar = convert(unwrap(value), target)?;
-    if &scalar.data_type() == target {
-        Some(scalar)
-    } else {
-        scalar.cast_to(target).ok()
-    }
-}
 
 /// An Avro value as the scalar its own type suggests (for partition fields
 /// whose transform is unknown: compared, never pruned on).
@@ -49,44 +35,7 @@ pub fn avro_natural(value: &Value) -> ScalarValue {
     if matches!(value, Value::Null) {
         return ScalarValue::Null;
     }
-    convert(value, &hint).unwrap_or(ScalarValue::Null)
-}
-
-fn convert(value: &Value, target: &DataType) -> Option<ScalarValue> {
-    Some(match (value, target) {
-        (Value::Boolean(b), _) => ScalarValue::Boolean(Some(*b)),
-        (Value::String(s) | Value::Enum(_, s), _) => ScalarValue::Utf8(Some(s.clone())),
-        (Value::Float(f), _) => ScalarValue::Float32(Some(*f)),
-        (Value::Double(f), _) => ScalarValue::Float64(Some(*f)),
-        (Value::Bytes(b) | Value::Fixed(_, b), DataType::Decimal128(p, s)) => {
-            ScalarValue::Decimal128(Some(be_i128(b)?), *p, *s)
-        }
-        (Value::Decimal(d), DataType::Decimal128(p, s)) => {
-            let bytes: Vec<u8> = Vec::try_from(d).ok()?;
-            ScalarValue::Decimal128(Some(be_i128(&bytes)?), *p, *s)
-        }
-        (Value::Bytes(b), DataType::FixedSizeBinary(n)) | (Value::Fixed(_, b), DataType::FixedSizeBinary(n)) => {
-            ScalarValue::FixedSizeBinary(*n, Some(b.clone()))
-        }
-        (Value::Uuid(u), _) => ScalarValue::FixedSizeBinary(16, Some(u.as_bytes().to_vec())),
-        (Value::Bytes(b) | Value::Fixed(_, b), _) => ScalarValue::Binary(Some(b.clone())),
-        (other, DataType::Date32) => ScalarValue::Date32(Some(i32::try_from(as_i64(other)?).ok()?)),
-        (other, DataType::Int32) => ScalarValue::Int32(Some(i32::try_from(as_i64(other)?).ok()?)),
-        (other, DataType::Int64) => ScalarValue::Int64(Some(as_i64(other)?)),
-        (other, DataType::Timestamp(unit, tz)) => timestamp(as_i64(other)?, unit, tz.clone()),
-        (other, DataType::Time64(TimeUnit::Microsecond)) => ScalarValue::Time64Microsecond(Some(as_i64(other)?)),
-        (other, DataType::Time64(TimeUnit::Nanosecond)) => ScalarValue::Time64Nanosecond(Some(as_i64(other)?)),
-        (other, _) => ScalarValue::Int64(Some(as_i64(other)?)),
-    })
-}
-
-fn timestamp(v: i64, unit: &TimeUnit, tz: Option<std::sync::Arc<str>>) -> ScalarValue {
-    match unit {
-        TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(Some(v), tz),
-        TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(Some(v), tz),
-        TimeUnit::Second => ScalarValue::TimestampSecond(Some(v), tz),
-        TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(Some(v), tz),
-    }
+    avro_as(value, &hint).unwrap_or(ScalarValue::Null)
 }
 
 /// Decode a manifest's live entries; `what` names the file for errors.
