@@ -300,10 +300,12 @@ impl Terminal {
             return None;
         }
         let binary = env!("CARGO_BIN_EXE_hidden-partitions");
+        // `exec`: the prompt is the shell's process, as at a real terminal,
+        // so no shell in between takes Ctrl-C for itself (dash would).
         let mut child = Command::new("script")
             .args(["-qec"])
             .arg(format!(
-                "'{binary}' --warehouse '{}' --format csv",
+                "exec '{binary}' --warehouse '{}' --format csv",
                 dir.join("wh").display()
             ))
             .arg("/dev/null")
@@ -1042,16 +1044,31 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks / 100.0
 }
 
-/// The CLI process under `script` (its only child).
+/// The CLI process under `script`: the descendant running our binary
+/// (`script` may run it through a shell that forks instead of exec-ing).
 fn prompt_pid(script_pid: u32) -> u32 {
+    let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_hidden-partitions")).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let children =
-            std::fs::read_to_string(format!("/proc/{script_pid}/task/{script_pid}/children")).unwrap_or_default();
-        if let Some(pid) = children.split_whitespace().next() {
-            return pid.parse().unwrap();
+        let mut pending = vec![script_pid];
+        while let Some(pid) = pending.pop() {
+            if pid != script_pid && std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == binary) {
+                return pid;
+            }
+            let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+                .into_iter()
+                .flatten()
+                .flatten();
+            for task in tasks {
+                let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+                pending.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+            }
         }
-        assert!(std::time::Instant::now() < deadline, "no prompt process");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no prompt process running {}",
+            binary.display()
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
