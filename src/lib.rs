@@ -5,15 +5,14 @@
 //! statistics, and pruning that turns filters on source columns into
 //! partition predicates.
 //!
-//! Layers, top to bottom; each imports the ones below it (see
-//! `docs/ARCHITECTURE.md`, and `tests/layers.rs` for what is checked):
-//! [`sql`] → [`catalog`] → [`provider`] → [`table`] → [`plan`] → [`expr`] →
-//! [`manifest`] → [`store`] → [`spec`] → [`transform`] / [`values`];
-//! [`formats`] reads Iceberg and Delta tables into [`manifest`]'s shape.
-//! Still looking up: `provider/` takes `SHOW CREATE TABLE` text and time
-//! travel from `catalog/`, and `store/iceberg_commit.rs` reads manifests to
-//! write their Iceberg twins with [`iceberg`]'s encoders, which take
-//! [`manifest`]'s data files.
+//! Layers, top to bottom; each imports only the ones below it (see
+//! `docs/ARCHITECTURE.md`, and `tests/layers.rs`, which checks it):
+//! [`cli`] → [`serve`] → [`session`] → [`sql`] → [`catalog`] → [`optimizer`] →
+//! [`formats`] → [`provider`] → [`table`] → [`plan`] → [`manifest`] →
+//! [`expr`] → [`functions`] → [`store`] → [`iceberg`] → [`spec`] →
+//! [`variant`] / [`transform`] / [`values`]. [`formats`] reads Iceberg and
+//! Delta tables into [`manifest`]'s shape; [`iceberg`] is the format itself,
+//! both ways, without I/O.
 
 #[cfg(feature = "ballista")]
 pub mod ballista;

@@ -563,7 +563,7 @@ async fn a_version_that_readers_would_refuse_is_never_written() {
     metadata.table_specs[0].partition_spec.fields[0].transform = Transform::Bucket(3_000_000_000);
     let err = warehouse
         .table_location("bad")
-        .create(&metadata)
+        .create(&metadata, &hidden_partitions::table::iceberg_commit::IcebergFiles)
         .await
         .unwrap_err()
         .to_string();

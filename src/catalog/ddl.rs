@@ -39,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::spec::TableMetadata;
 use crate::store::url::{Overlap, parse_location};
 use crate::store::{TableLocation, Versioned};
+use crate::table::iceberg_commit::IcebergFiles;
 use crate::table::purge::{PurgeReport, delete_all, purge, remove_empty_dirs};
 
 /// What to do when the name is taken.
@@ -354,10 +355,10 @@ impl WarehouseSchema {
     pub async fn commit_create(&self, plan: &CreatePlan, metadata: &TableMetadata) -> Result<Created> {
         if plan.replace_in_place || plan.mode == CreateMode::OrReplace {
             // Also replaces a table another statement created here meanwhile.
-            let (_, replaced) = plan.location.replace(metadata).await?;
+            let (_, replaced) = plan.location.replace(metadata, &IcebergFiles).await?;
             return Ok(Created::New { replaced });
         }
-        match plan.location.create(metadata).await {
+        match plan.location.create(metadata, &IcebergFiles).await {
             Ok(_) => Ok(Created::New { replaced: None }),
             Err(Error::TableExists(_)) if plan.mode == CreateMode::IfNotExists => Ok(Created::Existed),
             Err(Error::TableExists(_)) => Err(created_meanwhile(&plan.name)),

@@ -42,8 +42,7 @@ use super::bounds::{encode_bound, minimal_be};
 use super::json::{partition_spec_json, schema_json};
 use super::manifest_list::{FieldSummaryBinary, ManifestListEntry, partition_summaries};
 use crate::error::{Error, Result};
-use crate::manifest::{ColumnStats, DataFile};
-use crate::spec::{ManifestContent, PrimitiveType, TableSpec};
+use crate::spec::{ColumnStats, DataFile, ManifestContent, PrimitiveType, TableSpec};
 
 /// An entry's status (Iceberg: 0 existing, 1 added; 2 deleted is not written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,7 +134,7 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         .iter()
         .filter_map(|f| Some((f.id, f.field_type.as_primitive()?)))
         .collect();
-    let v3 = w.v3 || crate::spec::iceberg_json::spec_needs_v3(spec) || files.iter().any(|f| f.first_row_id.is_some());
+    let v3 = w.v3 || crate::iceberg::json::spec_needs_v3(spec) || files.iter().any(|f| f.first_row_id.is_some());
     let deletes = w.content == ManifestContent::Deletes;
     if deletes && v3 {
         return crate::invalid!(
@@ -544,16 +543,15 @@ fn partition_value(v: &ScalarValue, dt: &DataType) -> Option<Value> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::formats::iceberg::manifest::{Content, read_entries};
     use crate::iceberg::avro_records::AvroFile;
     use crate::iceberg::bounds_read::decode_bound;
     use crate::iceberg::convert::SpecMapping;
+    use crate::iceberg::manifest_entries::{Content, read_entries};
     use crate::iceberg::manifest_list::write_manifest_list;
     use crate::iceberg::manifest_list_read::read_manifest_list;
     use crate::iceberg::metadata::IcebergSpec;
-    use crate::manifest::ColumnStats;
     use crate::spec::{PartitionField, PartitionSpec, Schema};
     use crate::transform::Transform;
 
@@ -566,7 +564,7 @@ mod tests {
         {"id":6,"name":"big","required":false,"type":"decimal(38,0)"},
         {"id":7,"name":"tags","required":false,"type":{"type":"list","element-id":8,"element-required":false,"element":"string"}}]}"#;
 
-    fn table_spec() -> TableSpec {
+    pub(crate) fn table_spec() -> TableSpec {
         let schema: Schema = serde_json::from_str(SCHEMA).unwrap();
         let p = |field_id, source_id, transform, name: &str| PartitionField {
             field_id,
@@ -605,7 +603,7 @@ mod tests {
         }
     }
 
-    fn files() -> Vec<DataFile> {
+    pub(crate) fn files() -> Vec<DataFile> {
         let ts = |v| ScalarValue::TimestampMicrosecond(v, None);
         let dec = |v| ScalarValue::Decimal128(v, 9, 2);
         let partition = |s: Option<&str>, day: Option<i32>, d: Option<i128>, t: Option<i64>| {
@@ -681,11 +679,11 @@ mod tests {
         ]
     }
 
-    fn mapping(spec: &TableSpec) -> SpecMapping {
+    pub(crate) fn mapping(spec: &TableSpec) -> SpecMapping {
         SpecMapping::new(&IcebergSpec::of(spec), &spec.schema)
     }
 
-    fn added(spec: &TableSpec) -> ManifestWrite<'_> {
+    pub(crate) fn added(spec: &TableSpec) -> ManifestWrite<'_> {
         ManifestWrite {
             spec,
             table_location: "s3://b/wh/t",
@@ -858,70 +856,6 @@ mod tests {
         f.spec_id = 1;
         let err = write_manifest(&added(&spec), &[f]).unwrap_err().to_string();
         assert!(err.contains("belongs to spec 1"), "{err}");
-    }
-
-    /// The twin read back by the engine's Iceberg reader is our manifest
-    /// batch for the same files (less the list column's stats, which
-    /// Iceberg does not keep).
-    #[tokio::test]
-    async fn the_engine_reads_the_twin_as_our_manifest() {
-        use crate::formats::iceberg::manifest::IcebergManifests;
-        use crate::formats::iceberg::metadata::Rebase;
-        use crate::formats::manifest_batch::{ForeignDataFile, foreign_manifest_batch};
-        use crate::store::TableLocation;
-        use datafusion::execution::object_store::ObjectStoreUrl;
-        use object_store::ObjectStoreExt;
-        use object_store::memory::InMemory;
-        use object_store::path::Path;
-        use std::collections::HashMap;
-        use std::sync::Arc;
-
-        let spec = table_spec();
-        let written = write_manifest(&added(&spec), &files()).unwrap();
-        let location = TableLocation::new(
-            Arc::new(InMemory::new()),
-            ObjectStoreUrl::parse("memory://").unwrap(),
-            Path::from("wh/t"),
-        );
-        location
-            .store
-            .put(&Path::from("wh/t/metadata/m0.avro"), written.bytes.clone().into())
-            .await
-            .unwrap();
-        let list = write_manifest_list(
-            1,
-            None,
-            1,
-            None,
-            &[written.list_entry("s3://b/wh/t/metadata/m0.avro".into(), 1, 1)],
-        )
-        .unwrap();
-        let listed = read_manifest_list(&list, "list").unwrap().remove(0);
-        let manifests = IcebergManifests::new(
-            Rebase::new("s3://b/wh/t"),
-            HashMap::from([("metadata/m0.avro".to_string(), listed)]),
-            HashMap::from([(spec.spec_id, mapping(&spec))]),
-        );
-        let batch = manifests.batch(&location, "metadata/m0.avro", None).await.unwrap();
-
-        let expected: Vec<ForeignDataFile> = files()
-            .into_iter()
-            .map(|mut f| {
-                f.column_stats.retain(|s| s.field_id != 7);
-                f.partition_strings = f
-                    .partition
-                    .iter()
-                    .map(|v| crate::values::serialize(v).unwrap())
-                    .collect();
-                let known_null_counts = f.column_stats.iter().map(|s| s.field_id).collect();
-                ForeignDataFile {
-                    file: f,
-                    known_null_counts,
-                }
-            })
-            .collect();
-        let expected = foreign_manifest_batch(&spec, &expected).unwrap();
-        assert_eq!(batch, expected);
     }
 
     #[test]

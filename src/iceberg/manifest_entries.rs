@@ -33,6 +33,7 @@ use datafusion::common::ScalarValue;
 use super::avro_container::{Container, Node, Reader, field_id};
 use super::bounds_read::be_i128;
 use super::convert::SpecMapping;
+use super::manifest_list_read::ManifestEntryFile;
 use crate::error::{Error, Result};
 
 /// What a manifest entry's file holds.
@@ -992,4 +993,65 @@ fn show(v: PartVal) -> String {
         PartVal::Float(f) => f.to_string(),
         PartVal::Bytes(b) => format!("{:?}", String::from_utf8_lossy(b)),
     }
+}
+
+/// A live (not DELETED) manifest entry, with everything delete files need.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub content: Content,
+    /// As written in the manifest (position deletes name files this way).
+    pub file_path: String,
+    pub file_format: String,
+    /// Per Iceberg partition field: typed by our result type when the field
+    /// is kept, by its Avro type otherwise (still compared for delete scope).
+    pub partition: Vec<ScalarValue>,
+    pub record_count: i64,
+    pub file_size: i64,
+    pub null_counts: HashMap<i32, i64>,
+    pub nan_counts: HashMap<i32, i64>,
+    pub lower: HashMap<i32, Vec<u8>>,
+    pub upper: HashMap<i32, Vec<u8>>,
+    pub equality_ids: Vec<i32>,
+    /// The data sequence number (inherited when not written).
+    pub sequence_number: i64,
+    pub referenced_data_file: Option<String>,
+    /// Set for v3 deletion vectors (a blob inside a Puffin file).
+    pub content_offset: Option<i64>,
+}
+
+/// Row `row` of each column, as scalars.
+pub fn row_scalars(columns: &[ArrayRef], row: usize) -> Result<Vec<ScalarValue>> {
+    Ok(columns
+        .iter()
+        .map(|c| ScalarValue::try_from_array(c, row))
+        .collect::<datafusion::common::Result<_>>()?)
+}
+
+/// Decode a manifest's live entries; `what` names the file for errors.
+pub fn read_entries(bytes: &[u8], what: &str, listed: &ManifestEntryFile, spec: &SpecMapping) -> Result<Vec<Entry>> {
+    let wanted = Wanted {
+        stats: Vec::new(),
+        extras: true,
+    };
+    let c = decode(bytes, what, listed.sequence_number, spec, &wanted)?;
+    let mut out = Vec::with_capacity(c.rows);
+    for (row, extras) in c.extras.into_iter().enumerate() {
+        out.push(Entry {
+            content: c.content[row],
+            file_path: c.file_path.value(row).to_string(),
+            file_format: c.file_format.value(row).to_string(),
+            partition: row_scalars(&c.partition, row)?,
+            record_count: c.record_count[row],
+            file_size: c.file_size[row],
+            null_counts: extras.null_counts,
+            nan_counts: extras.nan_counts,
+            lower: extras.lower,
+            upper: extras.upper,
+            equality_ids: extras.equality_ids,
+            sequence_number: c.sequence_number[row],
+            referenced_data_file: extras.referenced_data_file,
+            content_offset: extras.content_offset,
+        });
+    }
+    Ok(out)
 }

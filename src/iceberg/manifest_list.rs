@@ -28,8 +28,7 @@ use serde_json::{Value as Json, json};
 use super::avro::{field, list, null, opt, optional, write_container};
 use super::bounds::encode_bound;
 use crate::error::{Error, Result};
-use crate::manifest::DataFile;
-use crate::spec::TableSpec;
+use crate::spec::{DataFile, TableSpec};
 use crate::values::widen_zero;
 
 /// One partition field's summary over a manifest, bounds in single-value binary.

@@ -13,7 +13,7 @@
 //!
 //! | what            | encode (our tables)   | decode (any writer's files)                            |
 //! |-----------------|-----------------------|--------------------------------------------------------|
-//! | metadata JSON   | `json.rs` (schemas, specs) | `metadata.rs` (v1/v2 metadata: schemas, specs, snapshots, refs) |
+//! | metadata JSON   | `json.rs` (our version file with Iceberg's fields; read back as ours) | `metadata.rs` (any writer's v1/v2/v3 metadata: schemas, specs, snapshots, refs) |
 //! | partition specs | —                     | `convert.rs` (an Iceberg spec as our table spec, summaries) |
 //! | bounds          | `bounds.rs` (single-value binary, Appendix D) | `bounds_read.rs` (one value or a whole column) |
 //! | manifests       | `manifest.rs` (one Avro manifest per manifest of ours) | `manifest_entries.rs` (entries straight into Arrow columns) |
@@ -25,7 +25,7 @@
 //! Pure functions; the callers store the bytes. A manifest's twin is written
 //! with it (`manifest::io`), ADDED entries for new files, EXISTING for the
 //! survivors of a replaced manifest; the manifest list is written just
-//! before the version file (`store::iceberg_commit`), one entry per twin,
+//! before the version file (`table::iceberg_commit`), one entry per twin,
 //! from what our metadata records of it.
 
 pub mod avro;

@@ -30,11 +30,11 @@ use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, St
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::ScalarValue;
 
-use super::entry::{ColumnStats, DataFile};
 use super::stats::has_bounds;
 use crate::error::Result;
 use crate::spec::TableSpec;
 use crate::spec::types::strip_metadata;
+use crate::spec::{ColumnStats, DataFile};
 
 pub const PATH: &str = "path";
 pub const FILE_SIZE: &str = "file_size_in_bytes";

@@ -13,10 +13,10 @@ use parquet::file::properties::WriterProperties;
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::Int64Type;
 
-use super::entry::DataFile;
 use super::format::{PARTITION, RECORD_COUNT, manifest_batch};
 use crate::error::Result;
 use crate::iceberg::manifest::{EntryStatus, ManifestWrite};
+use crate::spec::DataFile;
 use crate::spec::{FieldSummary, IcebergManifest, ManifestContent, ManifestFile, TableSpec};
 use crate::store::TableLocation;
 use crate::values;
@@ -203,14 +203,14 @@ async fn write_both(
     let root = location.iceberg_root();
     // Another engine's v2 table stays v2.
     let v3 = location.manifest_source.as_ref().is_some_and(|s| s.writes_iceberg_v3());
-    if iceberg_only && !v3 && crate::spec::iceberg_json::spec_needs_v3(spec) {
+    if iceberg_only && !v3 && crate::iceberg::json::spec_needs_v3(spec) {
         return crate::invalid!(
             "table {} is an Iceberg format version 2 table, and a column type of it (VARIANT or a nanosecond timestamp) needs version 3; nothing was written",
             location.url()
         );
     }
     // Specs with a type no Iceberg version has get no twin (docs/FORMAT.md).
-    let twin = if crate::spec::iceberg_json::spec_has_iceberg_types(spec) {
+    let twin = if crate::iceberg::json::spec_has_iceberg_types(spec) {
         Some(
             crate::iceberg::manifest::write_manifest(
                 &ManifestWrite {

@@ -2,13 +2,12 @@
 //! and column statistics, read column-wise for vectorized pruning.
 
 pub mod deletes;
-pub mod entry;
 pub mod format;
 pub mod io;
 pub mod source;
 pub mod stats;
 pub mod unique;
 
-pub use entry::{ColumnStats, DataFile};
+pub use crate::spec::{ColumnStats, DataFile};
 pub use io::{Origin, delete_manifests, read_manifest, write_delete_manifest, write_manifest, write_manifest_batch};
 pub use source::ManifestSource;

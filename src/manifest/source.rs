@@ -1,52 +1,11 @@
-//! Where a table's manifest batches come from.
-//!
-//! Planning (`plan::files`) and the metadata tables ask for a
-//! manifest as one Arrow batch in the layout of [`super::format`]; they do
-//! not know whether it was a Parquet manifest of ours or, say, an Iceberg
-//! Avro manifest converted on the fly. A [`TableLocation`] carries the
-//! source: none means our own Parquet manifests.
-//!
-//! | table                    | source                                   | `ManifestFile.path` names      |
-//! |--------------------------|------------------------------------------|--------------------------------|
-//! | ours                     | (default) Parquet reader in `manifest::io` | `metadata/<uuid>-m.parquet`  |
-//! | Iceberg (`formats::iceberg`) | Avro manifest → Arrow                | the Avro manifest              |
-//! | Delta (`formats::delta`) | log replay, grouped into batches          | a slice of the replayed log    |
+//! Manifest batches from a [`ManifestSource`] (the trait lives with the
+//! table's location in `store::manifest_source`): narrowing a full batch to
+//! the columns asked for.
 
-use std::fmt::Debug;
-
-use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
 
 use crate::error::Result;
-use crate::spec::{ManifestFile, TableSpec};
-use crate::store::TableLocation;
-
-/// Supplies the manifest batch of a `ManifestFile` listed in a snapshot.
-#[async_trait]
-pub trait ManifestSource: Debug + Send + Sync {
-    /// The manifest's files as one batch in the layout of
-    /// [`manifest_schema`](super::format::manifest_schema) for `spec`; with
-    /// `columns`, only those (e.g. `path`, `partition`, `stats.3`).
-    async fn read(
-        &self,
-        location: &TableLocation,
-        manifest: &ManifestFile,
-        spec: &TableSpec,
-        columns: Option<&[String]>,
-    ) -> Result<RecordBatch>;
-
-    /// Whether manifests written for this table are Iceberg Avro manifests
-    /// only (an Iceberg table of another engine that we write to), not our
-    /// Parquet manifests with Avro twins.
-    fn writes_iceberg_manifests(&self) -> bool {
-        false
-    }
-
-    /// Whether those Iceberg manifests are of a format version 3 table.
-    fn writes_iceberg_v3(&self) -> bool {
-        false
-    }
-}
+pub use crate::store::manifest_source::ManifestSource;
 
 /// Keep only `columns` (top-level names or `stats.<id>`) of a full manifest batch.
 pub fn project_columns(batch: &RecordBatch, columns: Option<&[String]>) -> Result<RecordBatch> {

@@ -16,8 +16,8 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::functions_aggregate::min_max::{MaxAccumulator, MinAccumulator};
 use datafusion::logical_expr::Accumulator;
 
-use super::entry::ColumnStats;
 use crate::error::Result;
+use crate::spec::ColumnStats;
 use crate::values::widen_zero;
 
 /// Whether min/max are kept for a column of this Arrow type.

@@ -75,7 +75,7 @@ pub struct LoadTableResult {
 
 /// `md` as the JSON text of its metadata file.
 fn metadata_text(md: &TableMetadata) -> crate::error::Result<Arc<RawValue>> {
-    let bytes = crate::spec::iceberg_json::metadata_json(md)?;
+    let bytes = crate::iceberg::json::metadata_json(md)?;
     let text = String::from_utf8(bytes).map_err(|e| Error::Format(format!("table metadata is not UTF-8: {e}")))?;
     Ok(Arc::from(RawValue::from_string(text)?))
 }
@@ -105,7 +105,7 @@ async fn written_text(
 impl RestCatalog {
     /// What a table's metadata and version say about it, for a `LoadTableResult`.
     async fn table_result(&self, location: &TableLocation, version: u64, md: &TableMetadata) -> Reply<LoadTableResult> {
-        if crate::spec::iceberg_json::iceberg_format_version(md).is_none() {
+        if crate::iceberg::json::iceberg_format_version(md).is_none() {
             return Err(RestError::bad_request(format!(
                 "table at {} is not an Iceberg table (it is in this engine's legacy form, e.g. a nanosecond TIME column); it cannot be served",
                 location.url()

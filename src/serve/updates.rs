@@ -666,7 +666,7 @@ pub fn apply_one(
             }
         }
         Update::UpgradeFormatVersion { format_version } => {
-            let current = crate::spec::iceberg_json::iceberg_format_version(md).unwrap_or(2);
+            let current = crate::iceberg::json::iceberg_format_version(md).unwrap_or(2);
             match *format_version {
                 v if v == current => {}
                 v if v < current => {

@@ -16,10 +16,9 @@ use super::partition::PartitionSpec;
 use super::schema::Schema;
 use super::table_spec::TableSpec;
 use crate::error::Result;
-use crate::format_err;
 
 /// The format version this crate writes: an Iceberg v2 metadata file with
-/// our own fields beside Iceberg's (see `iceberg_json`).
+/// our own fields beside Iceberg's (see `iceberg::json`).
 pub const FORMAT_VERSION: u32 = 2;
 
 /// The Iceberg format version of tables with a column type only v3 has
@@ -510,29 +509,5 @@ impl TableMetadata {
             previous_gone = gone;
             keep
         });
-    }
-
-    pub fn from_json(bytes: &[u8]) -> Result<TableMetadata> {
-        let mut md: TableMetadata = serde_json::from_slice(bytes)?;
-        if !(LEGACY_FORMAT_VERSION..=ICEBERG_V3).contains(&md.format_version) {
-            return format_err!(
-                "table format version {} is not supported (this build reads versions {LEGACY_FORMAT_VERSION} to {ICEBERG_V3})",
-                md.format_version
-            );
-        }
-        super::iceberg_json::strip_iceberg_only(&mut md);
-        // In memory a table is always of the version written next; the form
-        // on disk follows from its content (see `iceberg_json`).
-        md.format_version = FORMAT_VERSION;
-        if let Err(problem) = super::validate::check(&md) {
-            return format_err!("inconsistent table metadata: {problem}");
-        }
-        Ok(md)
-    }
-
-    /// The version file's bytes: Iceberg v2 metadata with our fields, or
-    /// our legacy form while some snapshot has no manifest list.
-    pub fn to_json(&self) -> Result<Vec<u8>> {
-        super::iceberg_json::metadata_json(self)
     }
 }

@@ -1,7 +1,7 @@
 //! Table specs and metadata: schema with field ids, column types, partition
 //! specs, table specs and the metadata JSON document that ties them together.
 
-pub mod iceberg_json;
+pub mod data_file;
 pub mod metadata;
 pub mod partition;
 pub mod schema;
@@ -9,6 +9,7 @@ pub mod table_spec;
 pub mod types;
 pub mod validate;
 
+pub use data_file::{ColumnStats, DataFile};
 pub use metadata::{
     FieldSummary, IcebergManifest, ManifestContent, ManifestFile, MetadataLogEntry, Snapshot, SnapshotRef,
     TableMetadata,

@@ -39,6 +39,21 @@ use crate::error::{Error, Result};
 use crate::spec::TableMetadata;
 use crate::spec::metadata::FORMAT_VERSION;
 
+/// What a table version needs written beside it, just before it is put
+/// (for our tables: the Iceberg manifest lists and missing twins, see
+/// `table::iceberg_commit`). It may complete `md` (paths of what it wrote);
+/// it runs again for each attempt, and the files it returns are deleted
+/// when the attempt does not win its version.
+#[async_trait::async_trait]
+pub trait BeforeVersion: Send + Sync {
+    async fn prepare(
+        &self,
+        location: &TableLocation,
+        md: &mut TableMetadata,
+        base: Option<(u64, &TableMetadata)>,
+    ) -> Result<Vec<object_store::path::Path>>;
+}
+
 /// How many times a commit is retried after losing a race.
 pub const COMMIT_RETRIES: usize = 20;
 
@@ -75,7 +90,7 @@ impl VersionDoc {
     fn encode(&self) -> Result<(Vec<u8>, Self)> {
         match self {
             Self::Table(md) => {
-                let (bytes, read) = crate::spec::validate::to_checked_json(md)?;
+                let (bytes, read) = crate::iceberg::json::to_checked_json(md)?;
                 Ok((bytes, Self::Table(read)))
             }
             Self::Dropped(t) => Ok((serde_json::to_vec_pretty(t)?, self.clone())),
@@ -87,7 +102,7 @@ impl VersionDoc {
         if value.get("dropped-at-ms").is_some() {
             return Ok(Self::Dropped(serde_json::from_value(value)?));
         }
-        Ok(Self::Table(TableMetadata::from_json(bytes)?))
+        Ok(Self::Table(crate::iceberg::json::parse_metadata(bytes)?))
     }
 }
 
@@ -409,7 +424,8 @@ impl TableLocation {
 
     /// The core of every commit: `build` makes the next version from the
     /// latest one (or from nothing); it is called again after a lost race.
-    pub async fn commit_doc<F>(&self, mut build: F) -> Result<(u64, VersionDoc)>
+    /// A table version gets `before`'s files first (a tombstone needs none).
+    pub async fn commit_doc<F>(&self, before: Option<&dyn BeforeVersion>, mut build: F) -> Result<(u64, VersionDoc)>
     where
         F: FnMut(Option<&Loaded>) -> Result<VersionDoc>,
     {
@@ -421,8 +437,14 @@ impl TableLocation {
             let version = base.as_ref().map_or(1, |b| b.version + 1);
             let written = match &mut next {
                 VersionDoc::Table(md) => {
+                    let Some(before) = before else {
+                        return Err(Error::Invalid(format!(
+                            "a table version at {} must be committed with the files it needs beside it",
+                            self.url()
+                        )));
+                    };
                     let previous = base.as_ref().and_then(|b| b.table().map(|t| (b.version, t)));
-                    self.prepare_iceberg(md, previous).await?
+                    before.prepare(self, md, previous).await?
                 }
                 VersionDoc::Dropped(_) => Vec::new(),
             };
@@ -519,9 +541,9 @@ impl TableLocation {
 
     /// Create a table; fails if a live table is already here (a dropped
     /// one's chain is continued).
-    pub async fn create(&self, metadata: &TableMetadata) -> Result<Versioned> {
+    pub async fn create(&self, metadata: &TableMetadata, before: &dyn BeforeVersion) -> Result<Versioned> {
         let (version, _) = self
-            .commit_doc(|base| match base.and_then(Loaded::table) {
+            .commit_doc(Some(before), |base| match base.and_then(Loaded::table) {
                 Some(_) => Err(Error::TableExists(format!("a table already exists at {}", self.url()))),
                 None => Ok(VersionDoc::Table(metadata.clone())),
             })
@@ -536,12 +558,12 @@ impl TableLocation {
     /// builds the next metadata from the latest one. It is called again on
     /// top of a newer version after a lost race, so it must be a pure
     /// function of its input (it may fail to refuse a conflict).
-    pub async fn commit<F>(&self, table_uuid: &str, mut apply: F) -> Result<Versioned>
+    pub async fn commit<F>(&self, table_uuid: &str, before: &dyn BeforeVersion, mut apply: F) -> Result<Versioned>
     where
         F: FnMut(&TableMetadata) -> Result<TableMetadata>,
     {
         let (version, doc) = self
-            .commit_doc(|base| match base.map(Loaded::doc) {
+            .commit_doc(Some(before), |base| match base.map(Loaded::doc) {
                 Some(VersionDoc::Table(md)) if md.table_uuid == table_uuid => apply(md).map(VersionDoc::Table),
                 Some(VersionDoc::Table(_)) => Err(Error::TableReplaced(self.url())),
                 _ => Err(Error::TableDropped(self.url())),
@@ -555,10 +577,14 @@ impl TableLocation {
 
     /// Commit `metadata` (a new table) in place of whatever table is here.
     /// Returns the new version and the table it replaced, if any.
-    pub async fn replace(&self, metadata: &TableMetadata) -> Result<(Versioned, Option<Versioned>)> {
+    pub async fn replace(
+        &self,
+        metadata: &TableMetadata,
+        before: &dyn BeforeVersion,
+    ) -> Result<(Versioned, Option<Versioned>)> {
         let mut replaced = None;
         let (version, _) = self
-            .commit_doc(|base| {
+            .commit_doc(Some(before), |base| {
                 replaced = base.and_then(|b| {
                     b.table().map(|md| Versioned {
                         version: b.version,
@@ -580,7 +606,7 @@ impl TableLocation {
     pub async fn drop_table(&self) -> Result<Option<(u64, Versioned)>> {
         let mut dropped = None;
         let result = self
-            .commit_doc(|base| {
+            .commit_doc(None, |base| {
                 let Some((version, md)) = base.and_then(|b| b.table().map(|md| (b.version, md))) else {
                     return Err(Error::TableNotFound(self.url()));
                 };

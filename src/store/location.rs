@@ -16,14 +16,14 @@ use std::fmt;
 use std::sync::Arc;
 
 use datafusion::execution::object_store::ObjectStoreUrl;
-use object_store::ObjectStore;
 use object_store::path::{Path, PathPart};
+use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::cache::ObjectCache;
 use super::connect::StorageOptions;
+use super::manifest_source::ManifestSource;
 use super::observe::RequestCounts;
-use crate::error::Result;
-use crate::manifest::source::ManifestSource;
+use crate::error::{Error, Result};
 use crate::values::uri;
 
 #[derive(Clone)]
@@ -51,7 +51,7 @@ pub struct TableLocation {
     pub file_prefix: Option<String>,
     /// The table's location as its Iceberg metadata spells it (e.g.
     /// `file:///tmp/t` for a table pyiceberg created), when it is not the
-    /// form this engine writes (see `store::iceberg_commit`).
+    /// form this engine writes (see `table::iceberg_commit`).
     pub iceberg_location: Option<String>,
 }
 
@@ -194,5 +194,65 @@ impl TableLocation {
     pub fn stored_path<'a>(segments: impl IntoIterator<Item = &'a str>) -> String {
         let joined: Vec<&str> = segments.into_iter().collect();
         uri::encode(&joined.join("/"))
+    }
+}
+
+/// Iceberg paths: absolute, as Iceberg metadata names files.
+impl TableLocation {
+    /// The table's root as Iceberg paths start: a plain absolute path for
+    /// local tables, the URL otherwise (no trailing `/`).
+    pub fn iceberg_root(&self) -> String {
+        if let Some(location) = &self.iceberg_location {
+            return location.trim_end_matches('/').to_string();
+        }
+        let url = self.url();
+        let url = url.trim_end_matches('/');
+        match url.strip_prefix("file://") {
+            Some(path) => path.to_string(),
+            None => url.to_string(),
+        }
+    }
+
+    /// The absolute Iceberg path of a stored (relative, URI-encoded) path.
+    pub fn iceberg_path(&self, stored: &str) -> String {
+        let relative = crate::values::uri::decode(stored).unwrap_or_else(|_| stored.to_string());
+        format!("{}/{relative}", self.iceberg_root())
+    }
+
+    /// The object path of an absolute Iceberg path under this table.
+    pub fn from_iceberg_path(&self, path: &str) -> Result<Path> {
+        let root = self.iceberg_root();
+        let relative = match path.strip_prefix(&root).and_then(|rest| rest.strip_prefix('/')) {
+            Some(relative) => relative.to_string(),
+            // Written at another location (the table was moved): our Iceberg
+            // files all sit in `metadata/`.
+            None => match path.rsplit_once("/metadata/") {
+                Some((_, name)) if !name.contains('/') => format!("metadata/{name}"),
+                _ => {
+                    return Err(Error::Format(format!(
+                        "Iceberg file {path} is not under the table location {root}"
+                    )));
+                }
+            },
+        };
+        self.resolve(&crate::values::uri::encode(&relative))
+    }
+
+    /// Delete files this commit attempt wrote (best effort: they are ours
+    /// and nothing references them).
+    pub async fn delete_quietly(&self, paths: Vec<Path>) {
+        for path in paths {
+            let _ = self.store.delete(&path).await;
+        }
+    }
+}
+
+/// A fresh `<prefix>-<uuid>` name for a table whose file prefix is `prefix`
+/// (the location a commit runs on may not know the prefix).
+pub fn fresh_name_of(prefix: Option<&str>) -> String {
+    let uuid = uuid::Uuid::new_v4();
+    match prefix {
+        Some(prefix) => format!("{prefix}-{uuid}"),
+        None => uuid.to_string(),
     }
 }

@@ -3,8 +3,8 @@
 pub mod cache;
 pub mod commit;
 pub mod connect;
-pub mod iceberg_commit;
 pub mod location;
+pub mod manifest_source;
 pub mod observe;
 pub mod pending;
 pub mod snapshot_manifests;

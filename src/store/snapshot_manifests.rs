@@ -61,10 +61,7 @@ impl TableLocation {
             };
             let bytes = bytes::Bytes::from(serde_json::to_vec(&doc)?);
             snapshot.manifests = Some(doc.manifests);
-            let name = format!(
-                "{}-manifests.json",
-                super::iceberg_commit::fresh_name_of(prefix.as_deref())
-            );
+            let name = format!("{}-manifests.json", super::location::fresh_name_of(prefix.as_deref()));
             let stored = TableLocation::stored_path(["metadata", name.as_str()]);
             let path = self.resolve(&stored)?;
             self.store.put(&path, PutPayload::from(bytes.clone())).await?;

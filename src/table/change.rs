@@ -227,7 +227,7 @@ impl Change {
         if self.added_delete_files == 0 {
             return Ok(());
         }
-        if crate::spec::iceberg_json::needs_v3(md) {
+        if crate::iceberg::json::needs_v3(md) {
             return Err(conflict(
                 table,
                 "the table became Iceberg format version 3 meanwhile, which takes no position delete files",

@@ -82,7 +82,10 @@ impl Creation {
             uuid: metadata.table_uuid.clone(),
         };
         let path = marker_path(location, &creation.uuid);
-        location.store.put(&path, PutPayload::from(metadata.to_json()?)).await?;
+        location
+            .store
+            .put(&path, PutPayload::from(crate::iceberg::json::metadata_json(metadata)?))
+            .await?;
         Ok(creation)
     }
 
@@ -118,7 +121,10 @@ pub async fn mark_staged(location: &TableLocation, metadata: &TableMetadata) -> 
     let path = location
         .metadata_dir()
         .join(format!("{STAGED}{}.json", metadata.table_uuid));
-    location.store.put(&path, PutPayload::from(metadata.to_json()?)).await?;
+    location
+        .store
+        .put(&path, PutPayload::from(crate::iceberg::json::metadata_json(metadata)?))
+        .await?;
     Ok(())
 }
 
@@ -194,7 +200,7 @@ async fn markers(location: &TableLocation) -> Result<Vec<Marker>> {
             Err(object_store::Error::NotFound { .. }) => continue,
             Err(e) => return Err(e.into()),
         };
-        let Ok(metadata) = TableMetadata::from_json(&bytes) else {
+        let Ok(metadata) = crate::iceberg::json::parse_metadata(&bytes) else {
             continue;
         };
         if metadata.table_uuid != uuid {

@@ -442,7 +442,7 @@ mod tests {
         let mut m4 = m4;
         m4.location = Some("file:///tmp/t".into());
         let json: serde_json::Value =
-            serde_json::from_slice(&crate::spec::iceberg_json::metadata_json(&m4).unwrap()).unwrap();
+            serde_json::from_slice(&crate::iceberg::json::metadata_json(&m4).unwrap()).unwrap();
         assert_eq!(json["partition-specs"].as_array().unwrap().len(), 2, "{json}");
         assert_eq!(json["schemas"].as_array().unwrap().len(), 3, "{json}");
         assert_eq!(

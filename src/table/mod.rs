@@ -12,6 +12,7 @@ pub mod encodings;
 pub mod evolve;
 pub mod expire;
 pub mod foreign;
+pub mod iceberg_commit;
 pub mod merge;
 pub mod optimize;
 pub mod orphans;
@@ -160,7 +161,7 @@ impl Table {
     /// Create the table; fails if one already exists at the location.
     pub async fn create(&self, schema: &ArrowSchema, partition: &[PartitionFieldDef]) -> Result<Versioned> {
         let md = Self::initial_metadata(schema, partition)?;
-        self.location.create(&md).await
+        self.location.create(&md, &iceberg_commit::IcebergFiles).await
     }
 
     /// Commit a change through [`TableLocation::commit`], bound to this table.
@@ -172,7 +173,11 @@ impl Table {
             return foreign.commit(&mut apply).await;
         }
         // Name the table in the errors that say it changed under the writer.
-        match self.location.commit(self.uuid()?, apply).await {
+        match self
+            .location
+            .commit(self.uuid()?, &iceberg_commit::IcebergFiles, apply)
+            .await
+        {
             Err(Error::TableReplaced(_)) => Err(Error::TableReplaced(self.name.clone())),
             Err(Error::TableDropped(_)) => Err(Error::TableDropped(self.name.clone())),
             other => other,

@@ -335,7 +335,7 @@ pub async fn write_position_deletes(
         partition: data.partition.clone(),
         partition_strings,
         column_stats: Vec::new(),
-        pending: Some(pending.clone()),
+        pending: Some(crate::spec::data_file::Hold::new(pending.clone())),
         first_row_id: None,
         referenced_data_file: Some(stored_data),
     })

@@ -91,7 +91,7 @@ pub fn set_properties(md: &TableMetadata, properties: &BTreeMap<String, String>)
 /// Format version 3 tables take deletion vectors, which this engine does
 /// not write: merge-on-read is refused there.
 pub fn check_v3_modes(md: &TableMetadata) -> Result<()> {
-    if !crate::spec::iceberg_json::needs_v3(md) {
+    if !crate::iceberg::json::needs_v3(md) {
         return Ok(());
     }
     if let Some(key) = ROW_LEVEL_MODES.iter().find(|key| merge_on_read(md, key)) {
@@ -119,7 +119,7 @@ pub fn unset_properties(md: &TableMetadata, keys: &[String], if_exists: bool) ->
 /// `'format-version' = '3'` on a version 2 table starts its row lineage;
 /// the version it has is accepted; down or unknown is refused.
 fn upgrade_format_version(md: &mut TableMetadata, value: &str) -> Result<()> {
-    let current = if crate::spec::iceberg_json::needs_v3(md) {
+    let current = if crate::iceberg::json::needs_v3(md) {
         ICEBERG_V3
     } else {
         2
@@ -154,7 +154,7 @@ pub fn with_table_defaults(
         let (key, value) = (key.trim(), value.trim());
         let unfit = ROW_LEVEL_MODES.contains(&key)
             && value == "merge-on-read"
-            && (crate::spec::iceberg_json::needs_v3(md) || props.get(FORMAT_VERSION).is_some_and(|v| v.trim() == "3"));
+            && (crate::iceberg::json::needs_v3(md) || props.get(FORMAT_VERSION).is_some_and(|v| v.trim() == "3"));
         if !unfit {
             out.entry(key.to_string()).or_insert_with(|| value.to_string());
         }
@@ -212,7 +212,7 @@ mod tests {
     fn format_version_goes_up_only() {
         let md = table();
         let v3 = set_properties(&md, &pairs(&[("format-version", "3")])).unwrap();
-        assert!(crate::spec::iceberg_json::needs_v3(&v3));
+        assert!(crate::iceberg::json::needs_v3(&v3));
         assert!(!v3.properties.contains_key("format-version"));
         assert!(set_properties(&v3, &pairs(&[("format-version", "2")])).is_err());
         assert!(set_properties(&md, &pairs(&[("format-version", "4")])).is_err());

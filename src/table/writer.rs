@@ -533,7 +533,7 @@ async fn upload(
         partition: key.values.clone(),
         partition_strings: key.strings.clone(),
         column_stats: file.stats,
-        pending: Some(pending),
+        pending: Some(crate::spec::data_file::Hold::new(pending)),
         first_row_id: None,
         referenced_data_file: None,
     })

@@ -135,15 +135,15 @@ impl NamespaceSchema {
             metadata.location = Some(table.iceberg_root());
         }
         let json = match &table {
-            Some(_) => crate::spec::iceberg_json::iceberg_only_json(&metadata)?,
+            Some(_) => crate::iceberg::json::iceberg_only_json(&metadata)?,
             // The catalog writes the file: it needs the schema, the spec
             // and the properties.
             None => {
                 let spec = metadata.current_spec()?;
                 serde_json::json!({
-                    "schemas": [crate::spec::iceberg_json::schema_json(spec)?],
+                    "schemas": [crate::iceberg::json::schema_json(spec)?],
                     "current-schema-id": spec.schema_id(),
-                    "partition-specs": [crate::spec::iceberg_json::partition_spec_json(spec)?],
+                    "partition-specs": [crate::iceberg::json::partition_spec_json(spec)?],
                     "default-spec-id": spec.partition_spec_id(),
                     "properties": metadata.properties,
                 })

@@ -319,7 +319,7 @@ impl IcebergCommits {
         let (old, new) = (shape.current_spec()?, next.current_spec()?);
         if new.schema != old.schema {
             let fits = |t: &crate::spec::types::Type| {
-                crate::spec::iceberg_json::type_version(t).is_some_and(|v| i64::from(v) <= md.format_version)
+                crate::iceberg::json::type_version(t).is_some_and(|v| i64::from(v) <= md.format_version)
             };
             if let Some(f) = new.schema.fields.iter().find(|f| !fits(&f.field_type)) {
                 return Err(Error::Invalid(format!(
@@ -433,13 +433,13 @@ impl IcebergCommits {
             )));
         }
         let mut manifest = m.clone();
-        crate::store::iceberg_commit::assign_sequence_number(
+        crate::table::iceberg_commit::assign_sequence_number(
             &mut manifest,
             snapshot.snapshot_id,
             snapshot.sequence_number,
         )?;
         let spec: &TableSpec = next.spec(m.spec_id)?;
-        self.base.list_entry(spec, &manifest)
+        crate::table::iceberg_commit::list_entry(&self.base, spec, &manifest)
     }
 }
 
@@ -525,7 +525,7 @@ fn add_snapshot(
     let mut summary = serde_json::Map::new();
     summary.insert(
         "operation".into(),
-        Json::from(crate::spec::iceberg_json::iceberg_operation(snapshot)),
+        Json::from(crate::iceberg::json::iceberg_operation(snapshot)),
     );
     for (k, v) in snapshot.summary.iter() {
         summary.insert(k.clone(), Json::from(v.clone()));

@@ -36,8 +36,9 @@ use super::metadata::Rebase;
 use crate::error::{Error, Result};
 use crate::iceberg::bounds_read::bounds_array;
 use crate::iceberg::convert::SpecMapping;
-pub use crate::iceberg::manifest_entries::Content;
+use crate::iceberg::manifest_entries::row_scalars;
 use crate::iceberg::manifest_entries::{Columns, SlotColumns, Wanted, decode};
+pub use crate::iceberg::manifest_entries::{Content, Entry, read_entries};
 use crate::iceberg::manifest_list_read::ManifestEntryFile;
 use crate::manifest::format::{
     FILE_SIZE, FIRST_ROW_ID, NULL_COUNT, PARTITION, PARTITION_STRINGS, PATH, RECORD_COUNT, SPEC_ID, STATS,
@@ -46,67 +47,6 @@ use crate::manifest::format::{
 use crate::manifest::source::ManifestSource;
 use crate::spec::{ManifestFile, TableSpec};
 use crate::store::TableLocation;
-
-/// A live (not DELETED) manifest entry, with everything delete files need.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    pub content: Content,
-    /// As written in the manifest (position deletes name files this way).
-    pub file_path: String,
-    pub file_format: String,
-    /// Per Iceberg partition field: typed by our result type when the field
-    /// is kept, by its Avro type otherwise (still compared for delete scope).
-    pub partition: Vec<ScalarValue>,
-    pub record_count: i64,
-    pub file_size: i64,
-    pub null_counts: HashMap<i32, i64>,
-    pub nan_counts: HashMap<i32, i64>,
-    pub lower: HashMap<i32, Vec<u8>>,
-    pub upper: HashMap<i32, Vec<u8>>,
-    pub equality_ids: Vec<i32>,
-    /// The data sequence number (inherited when not written).
-    pub sequence_number: i64,
-    pub referenced_data_file: Option<String>,
-    /// Set for v3 deletion vectors (a blob inside a Puffin file).
-    pub content_offset: Option<i64>,
-}
-
-/// Row `row` of each column, as scalars.
-fn row_scalars(columns: &[ArrayRef], row: usize) -> Result<Vec<ScalarValue>> {
-    Ok(columns
-        .iter()
-        .map(|c| ScalarValue::try_from_array(c, row))
-        .collect::<datafusion::common::Result<_>>()?)
-}
-
-/// Decode a manifest's live entries; `what` names the file for errors.
-pub fn read_entries(bytes: &[u8], what: &str, listed: &ManifestEntryFile, spec: &SpecMapping) -> Result<Vec<Entry>> {
-    let wanted = Wanted {
-        stats: Vec::new(),
-        extras: true,
-    };
-    let c = decode(bytes, what, listed.sequence_number, spec, &wanted)?;
-    let mut out = Vec::with_capacity(c.rows);
-    for (row, extras) in c.extras.into_iter().enumerate() {
-        out.push(Entry {
-            content: c.content[row],
-            file_path: c.file_path.value(row).to_string(),
-            file_format: c.file_format.value(row).to_string(),
-            partition: row_scalars(&c.partition, row)?,
-            record_count: c.record_count[row],
-            file_size: c.file_size[row],
-            null_counts: extras.null_counts,
-            nan_counts: extras.nan_counts,
-            lower: extras.lower,
-            upper: extras.upper,
-            equality_ids: extras.equality_ids,
-            sequence_number: c.sequence_number[row],
-            referenced_data_file: extras.referenced_data_file,
-            content_offset: extras.content_offset,
-        });
-    }
-    Ok(out)
-}
 
 /// What deletes need to know about a data file.
 #[derive(Debug, Clone)]
@@ -1115,5 +1055,72 @@ mod tests {
             entries[0].partition[4],
             ScalarValue::TimestampMicrosecond(Some(1_000_000), None)
         );
+    }
+
+    /// The twin read back by the engine's Iceberg reader is our manifest
+    /// batch for the same files (less the list column's stats, which
+    /// Iceberg does not keep).
+    #[tokio::test]
+    async fn the_engine_reads_the_twin_as_our_manifest() {
+        use crate::formats::iceberg::metadata::Rebase;
+        use crate::formats::manifest_batch::{ForeignDataFile, foreign_manifest_batch};
+        use crate::iceberg::manifest::tests::{added, files, mapping, table_spec};
+        use crate::iceberg::manifest::write_manifest;
+        use crate::iceberg::manifest_list::write_manifest_list;
+        use crate::iceberg::manifest_list_read::read_manifest_list;
+        use crate::store::TableLocation;
+        use datafusion::execution::object_store::ObjectStoreUrl;
+        use object_store::ObjectStoreExt;
+        use object_store::memory::InMemory;
+        use object_store::path::Path;
+        use std::collections::HashMap;
+        use std::sync::Arc;
+
+        let spec = table_spec();
+        let written = write_manifest(&added(&spec), &files()).unwrap();
+        let location = TableLocation::new(
+            Arc::new(InMemory::new()),
+            ObjectStoreUrl::parse("memory://").unwrap(),
+            Path::from("wh/t"),
+        );
+        location
+            .store
+            .put(&Path::from("wh/t/metadata/m0.avro"), written.bytes.clone().into())
+            .await
+            .unwrap();
+        let list = write_manifest_list(
+            1,
+            None,
+            1,
+            None,
+            &[written.list_entry("s3://b/wh/t/metadata/m0.avro".into(), 1, 1)],
+        )
+        .unwrap();
+        let listed = read_manifest_list(&list, "list").unwrap().remove(0);
+        let manifests = IcebergManifests::new(
+            Rebase::new("s3://b/wh/t"),
+            HashMap::from([("metadata/m0.avro".to_string(), listed)]),
+            HashMap::from([(spec.spec_id, mapping(&spec))]),
+        );
+        let batch = manifests.batch(&location, "metadata/m0.avro", None).await.unwrap();
+
+        let expected: Vec<ForeignDataFile> = files()
+            .into_iter()
+            .map(|mut f| {
+                f.column_stats.retain(|s| s.field_id != 7);
+                f.partition_strings = f
+                    .partition
+                    .iter()
+                    .map(|v| crate::values::serialize(v).unwrap())
+                    .collect();
+                let known_null_counts = f.column_stats.iter().map(|s| s.field_id).collect();
+                ForeignDataFile {
+                    file: f,
+                    known_null_counts,
+                }
+            })
+            .collect();
+        let expected = foreign_manifest_batch(&spec, &expected).unwrap();
+        assert_eq!(batch, expected);
     }
 }

@@ -1,5 +1,9 @@
 //! One file as tracked in a manifest: a data file, or a position delete
-//! file naming the data file whose rows it deletes.
+//! file naming the data file whose rows it deletes (Iceberg's `data_file`
+//! struct; our Parquet manifests and the Avro ones hold the same).
+
+use std::any::Any;
+use std::sync::Arc;
 
 use datafusion::common::ScalarValue;
 
@@ -27,8 +31,8 @@ pub struct DataFile {
     pub partition_strings: Vec<Option<String>>,
     pub column_stats: Vec<ColumnStats>,
     /// Set on files this process wrote and has not committed yet: while it
-    /// lives, orphan removal keeps the file (see `store::pending`).
-    pub pending: Option<crate::store::pending::Pending>,
+    /// lives, orphan removal keeps the file (a `store::pending::Pending`).
+    pub pending: Option<Hold>,
     /// Iceberg v3 row lineage: the row id of the file's first row, once a
     /// manifest list assigned it (`None` for new files: inherited).
     pub first_row_id: Option<i64>,
@@ -40,5 +44,31 @@ pub struct DataFile {
 impl AsRef<DataFile> for DataFile {
     fn as_ref(&self) -> &DataFile {
         self
+    }
+}
+
+/// What a file description keeps alive while it lives (a writer's
+/// registration of its uncommitted files). Bookkeeping, not part of what
+/// the file is: any two holds are equal.
+#[derive(Clone)]
+pub struct Hold {
+    _held: Arc<dyn Any + Send + Sync>,
+}
+
+impl Hold {
+    pub fn new(held: impl Any + Send + Sync) -> Self {
+        Self { _held: Arc::new(held) }
+    }
+}
+
+impl std::fmt::Debug for Hold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hold")
+    }
+}
+
+impl PartialEq for Hold {
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
 }
