@@ -71,6 +71,14 @@ async fn position_and_equality_deletes_follow_sequence_numbers() {
     check_table("deletes", &[]).await;
 }
 
+/// A format v3 table whose deletes are deletion vectors (Puffin blobs,
+/// one replaced by a later one holding its positions and one more), read
+/// as pyiceberg reads it at every snapshot (issue 53).
+#[tokio::test]
+async fn deletion_vectors_of_v3_tables() {
+    check_table("dv", &[]).await;
+}
+
 #[tokio::test]
 async fn format_v1_with_hadoop_metadata_names() {
     check_table("v1", &[]).await;

@@ -160,15 +160,15 @@ fn the_iceberg_format_knows_no_table_or_session() {
     );
 }
 
-/// The commit protocol writes what a hook gives it (`BeforeVersion`): it
-/// knows no manifest, no Iceberg encoder, no table.
+/// The commit protocol writes the files a hook gives it (`BeforeVersion`,
+/// the manifest lists): it knows no manifest and no table. It encodes the
+/// version file with `iceberg::json`, the format below it.
 #[test]
-fn the_commit_protocol_knows_no_manifest_or_format() {
+fn the_commit_protocol_knows_no_manifest_or_table() {
     assert_looks_down(
         "store",
         &[
             "manifest",
-            "iceberg",
             "functions",
             "expr",
             "plan",

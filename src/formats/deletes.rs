@@ -3,6 +3,7 @@
 //! | source                              | shape                         | applied by                                   |
 //! |-------------------------------------|-------------------------------|----------------------------------------------|
 //! | Iceberg position deletes            | deleted row positions         | a Parquet row selection of the file (`manifest::deletes::keep_selection`) |
+//! | Iceberg deletion vectors (v3)       | deleted row positions         | the same                                     |
 //! | Delta deletion vectors              | deleted row positions         | the same                                     |
 //! | Iceberg equality deletes            | rows of key columns           | [`super::equality_exec::EqualityDeleteExec`] above the scan |
 //!

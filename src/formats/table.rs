@@ -11,7 +11,7 @@
 //! |---------------------------------|---------------------------------------|-----------------------------------------|
 //! | columns of a data file          | by field id; name mapping without ids | by column-mapping id / physical name, else by name |
 //! | columns not stored in the file  | —                                     | partition columns (from `partitionValues`) |
-//! | row-level deletes               | position + equality delete files      | deletion vectors                        |
+//! | row-level deletes               | position + equality delete files, deletion vectors (v3) | deletion vectors                        |
 //!
 //! Iceberg tables opened by their directory are also writable: INSERT,
 //! DELETE, UPDATE, MERGE and TRUNCATE run as statements of ours on the

@@ -14,7 +14,7 @@
 //! | 100, 101, 134 | path, format, content | columns                                   |
 //! | 102 | partition (ids ≥ 1000)     | one typed column per spec field                 |
 //! | 110, 137, 125, 128 | null/NaN counts, bounds | per wanted column id (`Slots`)         |
-//! | 135, 143, 144 | equality ids, referenced file, content offset | delete files only (`Extras`) |
+//! | 135, 143, 144, 145 | equality ids, referenced file, content offset and size | delete files only (`Extras`) |
 //! | 142 | first_row_id (v3)          | a column; null when inherited                   |
 
 use std::collections::HashMap;
@@ -73,6 +73,7 @@ pub struct Extras {
     pub equality_ids: Vec<i32>,
     pub referenced_data_file: Option<String>,
     pub content_offset: Option<i64>,
+    pub content_size: Option<i64>,
 }
 
 /// A manifest's live entries as columns.
@@ -175,6 +176,7 @@ enum Role {
     EqualityIds,
     Referenced,
     ContentOffset,
+    ContentSize,
     FirstRowId,
     Skip,
 }
@@ -302,6 +304,7 @@ impl EntryPlan {
             (135, Role::EqualityIds),
             (143, Role::Referenced),
             (144, Role::ContentOffset),
+            (145, Role::ContentSize),
             (142, Role::FirstRowId),
         ];
         let file: Vec<(Role, Node)> = file_node
@@ -470,6 +473,7 @@ impl EntryPlan {
                     s.extras.referenced_data_file = read_str(node, r)?.map(|b| String::from_utf8_lossy(b).into_owned())
                 }
                 Role::ContentOffset if extras => s.extras.content_offset = read_long(node, r)?,
+                Role::ContentSize if extras => s.extras.content_size = read_long(node, r)?,
                 Role::FirstRowId => s.first_row_id = read_long(node, r)?,
                 _ => node.skip(r)?,
             }
@@ -1015,8 +1019,10 @@ pub struct Entry {
     /// The data sequence number (inherited when not written).
     pub sequence_number: i64,
     pub referenced_data_file: Option<String>,
-    /// Set for v3 deletion vectors (a blob inside a Puffin file).
+    /// Set for v3 deletion vectors (a blob inside a Puffin file): where
+    /// the blob starts and how long it is.
     pub content_offset: Option<i64>,
+    pub content_size: Option<i64>,
 }
 
 /// Row `row` of each column, as scalars.
@@ -1051,6 +1057,7 @@ pub fn read_entries(bytes: &[u8], what: &str, listed: &ManifestEntryFile, spec: 
             sequence_number: c.sequence_number[row],
             referenced_data_file: extras.referenced_data_file,
             content_offset: extras.content_offset,
+            content_size: extras.content_size,
         });
     }
     Ok(out)

@@ -19,6 +19,8 @@
 //! | manifests       | `manifest.rs` (one Avro manifest per manifest of ours) | `manifest_entries.rs` (entries straight into Arrow columns) |
 //! | manifest lists  | `manifest_list.rs`    | `manifest_list_read.rs`                                 |
 //! | Avro files      | `avro.rs` (schema JSON helpers, container writer) | `avro_records.rs` (records by field id), `avro_container.rs` (the fast decoder) |
+//! | deletion vectors | `deletion_vector.rs` (a Roaring bitmap in the v1 blob framing) | the same |
+//! | Puffin files    | `puffin.rs` (blobs and the JSON footer) | the same |
 //! | summaries       | `summary.rs` (a manifest's partition summaries in binary form) | (in `convert.rs`) |
 //! | REST protocol   | `rest.rs`: the words our REST server and client share: capabilities, the error model | |
 //!
@@ -34,11 +36,13 @@ pub mod avro_records;
 pub mod bounds;
 pub mod bounds_read;
 pub mod convert;
+pub mod deletion_vector;
 pub mod json;
 pub mod manifest;
 pub mod manifest_entries;
 pub mod manifest_list;
 pub mod manifest_list_read;
 pub mod metadata;
+pub mod puffin;
 pub mod rest;
 pub mod summary;

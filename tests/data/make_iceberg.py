@@ -734,6 +734,529 @@ def make_deletes(cat: SqlCatalog) -> None:
 
 
 # ============================================================================================
+# iceberg/dv : format v3, deletion vectors (Puffin), crafted by hand
+# ============================================================================================
+#
+# pyiceberg 0.12 reads v3 tables and deletion vectors but refuses to write v3 metadata
+# (TableMetadataV3.model_dump_json raises, write_manifest / write_manifest_list know v1/v2
+# only) and never writes delete files.  pyiceberg_writes_v3() lets its own catalog, snapshot
+# producers and Avro writers write v3 for the duration of make_dv(): v3 manifests (data_file
+# fields 142-145), v3 manifest lists (first_row_id, key-value `first-row-id`), table
+# `next-row-id` and snapshot `first-row-id` / `added-rows` assigned as Java does (a data
+# manifest without first_row_id gets the next row id, advanced by its added + existing rows;
+# delete manifests get none).  Every patch is undone on exit and only acts on v3 tables.
+
+import contextlib  # noqa: E402
+import struct  # noqa: E402
+import zlib  # noqa: E402
+
+from pyiceberg.avro.codecs import AVRO_CODEC_KEY  # noqa: E402
+from pyiceberg.avro.file import AvroFile, AvroOutputFile  # noqa: E402
+from pyiceberg.manifest import (  # noqa: E402
+    MANIFEST_ENTRY_SCHEMAS,
+    MANIFEST_LIST_FILE_SCHEMAS,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    ManifestListWriter,
+    ManifestListWriterV2,
+    ManifestWriterV2,
+    PartitionFieldSummary,
+    _inherit_from_manifest,
+)
+from pyiceberg.table.deletion_vector import DeletionVector, _extract_vector_payload  # noqa: E402
+from pyiceberg.table.update.snapshot import _FastAppendFiles  # noqa: E402
+
+DV_SEED = 0xD7_0003  # make_dv draws its uuids from its own stream: the other tables' uuids do not move
+PUFFIN_MAGIC = b"PFA1"
+DV_MAGIC = bytes([0xD1, 0xD3, 0x39, 0x64])
+ROW_POSITION_FIELD_ID = 2147483645  # _pos
+V2_DATA_FILE_NAMES = [f.name for f in DATA_FILE_TYPE[2].fields]
+V3_DATA_FILE_NAMES = [f.name for f in DATA_FILE_TYPE[3].fields]
+V2_MANIFEST_FILE_NAMES = [f.name for f in MANIFEST_LIST_FILE_SCHEMAS[2].fields]
+
+
+def v3_field(record: Record, name: str):
+    """A field of a v3-shaped data_file record (DataFile has properties for the v2 fields only)."""
+    return record[V3_DATA_FILE_NAMES.index(name)]
+
+
+def data_file_as_v3(df: DataFile) -> DataFile:
+    """pyiceberg builds and reads DataFile records with the v2 struct; widen one to v3."""
+    if len(df) == len(V3_DATA_FILE_NAMES):
+        return df
+    assert len(df) == len(V2_DATA_FILE_NAMES), df
+    wide = DataFile.from_args(_table_format_version=3, **{n: df[i] for i, n in enumerate(V2_DATA_FILE_NAMES)})
+    if "_spec_id" in df.__dict__:
+        wide.spec_id = df.spec_id
+    return wide
+
+
+class ManifestWriterV3(ManifestWriterV2):
+    @property
+    def version(self):
+        return 3
+
+    def new_writer(self):
+        return AvroOutputFile[ManifestEntry](
+            output_file=self._output_file, file_schema=self._with_partition(3),
+            record_schema=self._with_partition(3), schema_name="manifest_entry", metadata=self._meta)
+
+    def prepare_entry(self, entry: ManifestEntry) -> ManifestEntry:
+        entry = super().prepare_entry(entry)
+        return ManifestEntry.from_args(
+            _table_format_version=3, status=entry.status, snapshot_id=entry.snapshot_id,
+            sequence_number=entry.sequence_number, file_sequence_number=entry.file_sequence_number,
+            data_file=data_file_as_v3(entry.data_file))
+
+
+class DeleteManifestWriterV3(ManifestWriterV3):
+    def content(self) -> ManifestContent:
+        return ManifestContent.DELETES
+
+    @property
+    def _meta(self) -> dict[str, str]:
+        return {**super()._meta, "content": "deletes"}
+
+
+class ManifestListWriterV3(ManifestListWriterV2):
+    """v2 rules for sequence numbers, plus first_row_id for data manifests (Java's V3Writer)."""
+
+    def __init__(self, output_file, snapshot_id, parent_snapshot_id, sequence_number, compression,
+                 first_row_id: int, known_first_row_ids: dict[str, int]):
+        ManifestListWriter.__init__(self, format_version=3, output_file=output_file, meta={
+            "snapshot-id": str(snapshot_id),
+            "parent-snapshot-id": str(parent_snapshot_id) if parent_snapshot_id is not None else "null",
+            "sequence-number": str(sequence_number),
+            "first-row-id": str(first_row_id),
+            "format-version": "3",
+            AVRO_CODEC_KEY: compression,
+        })
+        self._commit_snapshot_id = snapshot_id
+        self._sequence_number = sequence_number
+        self.next_row_id = first_row_id
+        self._known = known_first_row_ids  # manifest path -> first_row_id (pyiceberg reads lists as v2)
+
+    def __enter__(self):
+        self._writer = AvroOutputFile[ManifestFile](
+            output_file=self._output_file, record_schema=MANIFEST_LIST_FILE_SCHEMAS[3],
+            file_schema=MANIFEST_LIST_FILE_SCHEMAS[3], schema_name="manifest_file", metadata=self._meta)
+        self._writer.__enter__()
+        return self
+
+    def prepare_manifest(self, manifest_file: ManifestFile) -> ManifestFile:
+        m = super().prepare_manifest(manifest_file)
+        first_row_id = None
+        if m.content == ManifestContent.DATA:
+            if m.manifest_path in self._known:
+                first_row_id = self._known[m.manifest_path]
+            else:
+                assert m.added_snapshot_id == self._commit_snapshot_id, m.manifest_path
+                first_row_id = self.next_row_id
+                self.next_row_id += m.added_rows_count + m.existing_rows_count
+                self._known[m.manifest_path] = first_row_id
+        return ManifestFile.from_args(_table_format_version=3, first_row_id=first_row_id,
+                                      **{n: m[i] for i, n in enumerate(V2_MANIFEST_FILE_NAMES)})
+
+
+@contextlib.contextmanager
+def pyiceberg_writes_v3():
+    import pyiceberg.catalog.sql as sql_module
+    import pyiceberg.table.update.snapshot as snapshot_module
+    from pyiceberg.table.metadata import TableMetadataV3
+    from pyiceberg.table.update import AddSnapshotUpdate
+    from pyiceberg.typedef import IcebergBaseModel
+
+    producer = snapshot_module._SnapshotProducer
+    saved = (sql_module.new_table_metadata, snapshot_module.write_manifest, snapshot_module.write_manifest_list,
+             producer._commit, TableMetadataV3.model_dump_json)
+    orig_new_md, orig_write_manifest, orig_write_list, orig_commit, _ = saved
+    known_first_row_ids: dict[str, int] = {}
+    state: dict = {}
+
+    def new_table_metadata(*args, **kwargs):
+        md = orig_new_md(*args, **kwargs)
+        return md.model_copy(update={"next_row_id": 0}) if md.format_version >= 3 else md
+
+    def write_manifest(format_version, spec, schema, output_file, snapshot_id, avro_compression):
+        if format_version == 3:
+            return ManifestWriterV3(spec, schema, output_file, snapshot_id, avro_compression)
+        return orig_write_manifest(format_version, spec, schema, output_file, snapshot_id, avro_compression)
+
+    def write_manifest_list(format_version, output_file, snapshot_id, parent_snapshot_id, sequence_number,
+                            avro_compression):
+        if format_version == 3:
+            state["writer"] = ManifestListWriterV3(output_file, snapshot_id, parent_snapshot_id, sequence_number,
+                                                   avro_compression, state["next_row_id"], known_first_row_ids)
+            return state["writer"]
+        return orig_write_list(format_version, output_file, snapshot_id, parent_snapshot_id, sequence_number,
+                               avro_compression)
+
+    def commit(self):
+        md = self._transaction.table_metadata
+        if md.format_version < 3:
+            return orig_commit(self)
+        state["next_row_id"] = md.next_row_id
+        updates, requirements = orig_commit(self)
+        added_rows = state.pop("writer").next_row_id - md.next_row_id
+        updates = tuple(AddSnapshotUpdate(snapshot=u.snapshot.model_copy(update={"added_rows": added_rows}))
+                        if isinstance(u, AddSnapshotUpdate) else u for u in updates)
+        return updates, requirements
+
+    def dump_v3(self, exclude_none=True, exclude=None, by_alias=True, **kwargs):
+        return IcebergBaseModel.model_dump_json(self, exclude_none=exclude_none, exclude=exclude,
+                                                by_alias=by_alias, **kwargs)
+
+    sql_module.new_table_metadata = new_table_metadata
+    snapshot_module.write_manifest = write_manifest
+    snapshot_module.write_manifest_list = write_manifest_list
+    producer._commit = commit
+    TableMetadataV3.model_dump_json = dump_v3
+    try:
+        yield
+    finally:
+        (sql_module.new_table_metadata, snapshot_module.write_manifest, snapshot_module.write_manifest_list,
+         producer._commit, TableMetadataV3.model_dump_json) = saved
+
+
+def read_manifest_list_v3(io, manifest_list: str) -> list[ManifestFile]:
+    with AvroFile[ManifestFile](io.new_input(manifest_list), MANIFEST_LIST_FILE_SCHEMAS[3],
+                                read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+                                read_enums={517: ManifestContent}) as reader:
+        return list(reader)
+
+
+def read_manifest_entries_v3(io, manifest: ManifestFile, discard_deleted: bool = True) -> list[ManifestEntry]:
+    """Like ManifestFile.fetch_manifest_entry, but keeps the v3 data_file fields (142-145)."""
+    with AvroFile[ManifestEntry](io.new_input(manifest.manifest_path), MANIFEST_ENTRY_SCHEMAS[3],
+                                 read_types={-1: ManifestEntry, 2: DataFile},
+                                 read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent}) as reader:
+        return [_inherit_from_manifest(e, manifest) for e in reader
+                if not discard_deleted or e.status != ManifestEntryStatus.DELETED]
+
+
+def dv_blob(positions: list[int]) -> bytes:
+    """deletion-vector-v1 blob: u32 BE length of (magic + bitmap), magic D1 D3 39 64, 64-bit
+    portable Roaring bitmap (u64 LE count; per 32-bit bitmap u32 LE key + portable 32-bit
+    Roaring, run-optimized), CRC-32 of (magic + bitmap) as u32 BE."""
+    from pyroaring import BitMap
+
+    by_key: dict[int, list[int]] = {}
+    for p in sorted(set(positions)):
+        by_key.setdefault(p >> 32, []).append(p & 0xFFFFFFFF)
+    body = struct.pack("<Q", len(by_key))
+    for key in sorted(by_key):
+        bm = BitMap(by_key[key])
+        bm.run_optimize()
+        body += struct.pack("<I", key) + bm.serialize()
+    payload = DV_MAGIC + body
+    return struct.pack(">I", len(payload)) + payload + struct.pack(">I", zlib.crc32(payload))
+
+
+def write_dv_puffin(path: str, dvs: list[tuple[str, list[int], Record]]) -> list[DataFile]:
+    """One Puffin file holding one deletion vector per (data file path, positions, partition);
+    returns one DataFile (a v3 delete manifest entry) per blob."""
+    out = bytearray(PUFFIN_MAGIC)
+    blobs = []
+    for ref, positions, _ in dvs:
+        blob = dv_blob(positions)
+        blobs.append({"type": "deletion-vector-v1", "fields": [ROW_POSITION_FIELD_ID],
+                      "snapshot-id": -1, "sequence-number": -1, "offset": len(out), "length": len(blob),
+                      "properties": {"referenced-data-file": ref, "cardinality": str(len(set(positions)))}})
+        out += blob
+    footer = json.dumps({"blobs": blobs, "properties": {"created-by": "hidden-partitions tests/data/make_iceberg.py"}},
+                        separators=(",", ":")).encode("utf-8")
+    out += PUFFIN_MAGIC + footer + struct.pack("<i", len(footer)) + bytes(4) + PUFFIN_MAGIC
+    os.makedirs(os.path.dirname(local_path(path)), exist_ok=True)
+    with open(local_path(path), "wb") as f:
+        f.write(out)
+    files = []
+    for (ref, positions, partition), b in zip(dvs, blobs):
+        df = DataFile.from_args(
+            _table_format_version=3, content=DataFileContent.POSITION_DELETES, file_path=path,
+            file_format=FileFormat.PUFFIN, partition=partition, record_count=len(set(positions)),
+            file_size_in_bytes=len(out), referenced_data_file=ref, content_offset=b["offset"],
+            content_size_in_bytes=b["length"])
+        df.spec_id = 0
+        files.append(df)
+    return files
+
+
+def dv_key(df: DataFile) -> tuple[str, int]:
+    return df.file_path, v3_field(df, "content_offset")
+
+
+class DVRowDelta(_FastAppendFiles):
+    """A fast append that also adds deletion vectors (in a new v3 DELETES manifest) and removes
+    the DVs they replace the way Java does: the delete manifest holding a replaced DV is
+    rewritten with that entry DELETED (and any others EXISTING)."""
+
+    def __init__(self, operation, transaction, io, data_files=(), dvs=(), replaced=()):
+        super().__init__(operation=operation, transaction=transaction, io=io)
+        for f in data_files:
+            self.append_data_file(f)
+        self._dvs = list(dvs)
+        self._replaced = {dv_key(d) for d in replaced}
+        self._removed: list[DataFile] = []
+
+    def _existing_manifests(self):
+        out = []
+        for m in super()._existing_manifests():
+            if m.content == ManifestContent.DELETES and self._replaced:
+                entries = read_manifest_entries_v3(self._io, m)
+                hit = [e for e in entries if dv_key(e.data_file) in self._replaced]
+                if hit:
+                    with DeleteManifestWriterV3(self.spec(m.partition_spec_id), self.schema(),
+                                                self.new_manifest_output(), self._snapshot_id,
+                                                self._compression) as writer:
+                        for e in entries:
+                            (writer.delete if e in hit else writer.existing)(e)
+                    out.append(writer.to_manifest_file())
+                    self._removed += [e.data_file for e in hit]
+                    continue
+            out.append(m)
+        return out
+
+    def _manifests(self):
+        manifests = super()._manifests()
+        assert len(self._removed) == len(self._replaced), "a replaced DV is not live in the parent snapshot"
+        if self._dvs:
+            with DeleteManifestWriterV3(self._transaction.table_metadata.spec(), self.schema(),
+                                        self.new_manifest_output(), self._snapshot_id, self._compression) as writer:
+                for df in self._dvs:
+                    writer.add(ManifestEntry.from_args(
+                        status=ManifestEntryStatus.ADDED, snapshot_id=self._snapshot_id,
+                        sequence_number=None, file_sequence_number=None, data_file=df))
+            manifests = [writer.to_manifest_file()] + manifests
+        return manifests
+
+    def _summary(self, snapshot_properties=None):
+        added, deleted = self._added_data_files, self._deleted_data_files
+        self._added_data_files = added + self._dvs
+        self._deleted_data_files = set(self._removed)
+        try:
+            s = super()._summary(snapshot_properties or {})
+        finally:
+            self._added_data_files, self._deleted_data_files = added, deleted
+        # Java counts DVs as added-dvs / removed-dvs, not as position delete files
+        props = dict(s._additional_properties)
+        for old, new in (("added-position-delete-files", "added-dvs"), ("removed-position-delete-files", "removed-dvs")):
+            if old in props:
+                props[new] = props.pop(old)
+        return type(s)(operation=s.operation, **props)
+
+
+def commit_dvs(tbl, operation, data_files=(), dvs=(), replaced=()) -> int:
+    with tbl.transaction() as txn:
+        with DVRowDelta(operation, txn, tbl.io, list(data_files), list(dvs), list(replaced)):
+            pass
+    return tbl.current_snapshot().snapshot_id
+
+
+def dv_application(tbl, snapshot_id: int, location: str) -> list[dict]:
+    """Per live data file of the snapshot: the live DV that references it (Puffin file, offset,
+    length, positions decoded by pyiceberg's own DeletionVector) and the rows it leaves."""
+    io = tbl.io
+    snap = tbl.metadata.snapshot_by_id(snapshot_id)
+    specs = tbl.metadata.specs()
+    data, dvs = [], {}
+    for m in snap.manifests(io):
+        for e in read_manifest_entries_v3(io, m):
+            df = e.data_file
+            if df.content == DataFileContent.DATA:
+                data.append((m.partition_spec_id, e))
+            else:
+                assert df.file_format == FileFormat.PUFFIN and df.content == DataFileContent.POSITION_DELETES
+                ref = v3_field(df, "referenced_data_file")
+                assert ref not in dvs, f"two live DVs for {ref}"
+                dvs[ref] = e
+    out = []
+    for spec_id, e in sorted(data, key=lambda x: x[1].data_file.file_path):
+        df = e.data_file
+        ids = pq.read_table(local_path(df.file_path), columns=["id"]).column("id").to_pylist()
+        item = {"data_file": rel(df.file_path, location), "data_sequence_number": e.sequence_number,
+                "partition": partition_json(specs[spec_id], df.partition), "physical_rows": len(ids),
+                "deletion_vector": None, "live_rows": len(ids)}
+        d = dvs.pop(df.file_path, None)
+        if d is not None:
+            assert d.sequence_number >= e.sequence_number
+            off, size = v3_field(d.data_file, "content_offset"), v3_field(d.data_file, "content_size_in_bytes")
+            with open(local_path(d.data_file.file_path), "rb") as f:
+                blob = f.read()[off:off + size]
+            payload = blob[4:-4]
+            assert int.from_bytes(blob[:4], "big") == len(payload) and blob[4:8] == DV_MAGIC
+            assert int.from_bytes(blob[-4:], "big") == zlib.crc32(payload)
+            positions = DeletionVector(df.file_path, DeletionVector._deserialize_bitmap(
+                _extract_vector_payload(blob))).to_vector().to_pylist()
+            assert len(positions) == d.data_file.record_count
+            item["deletion_vector"] = {
+                "puffin_file": rel(d.data_file.file_path, location), "content_offset": off,
+                "content_size_in_bytes": size, "sequence_number": d.sequence_number,
+                "cardinality": d.data_file.record_count, "positions": positions,
+                "deleted_ids": [ids[p] for p in positions]}
+            item["live_rows"] = len(ids) - len(positions)
+        out.append(item)
+    assert not dvs, f"DVs referencing no live data file: {list(dvs)}"
+    return out
+
+
+def describe_v3(tbl, location: str) -> dict:
+    """describe_table() plus what pyiceberg's v2-shaped reading drops: next-row-id, snapshot
+    first-row-id / added-rows, manifest first_row_id and the data_file fields 142-145."""
+    out = describe_table(tbl, location, all_entries=True)
+    io = tbl.io
+    out["next_row_id"] = tbl.metadata.next_row_id
+    for s, snap in zip(out["snapshots"], tbl.metadata.snapshots):
+        s["first_row_id"], s["added_rows"] = snap.first_row_id, snap.added_rows
+        s["summary"] = json.loads(snap.summary.model_dump_json()) if snap.summary else None
+        for md, m in zip(s["manifests"], read_manifest_list_v3(io, snap.manifest_list)):
+            assert md["path"] == rel(m.manifest_path, location)
+            md["first_row_id"] = m[len(V2_MANIFEST_FILE_NAMES)]
+            for ent, e in zip(md["entries"], read_manifest_entries_v3(io, m, discard_deleted=False), strict=True):
+                df = e.data_file
+                assert ent["file_path"] == rel(df.file_path, location)
+                ent["file_format"] = df.file_format.name
+                ent["first_row_id"] = v3_field(df, "first_row_id")
+                ref = v3_field(df, "referenced_data_file")
+                ent["referenced_data_file"] = rel(ref, location) if ref else None
+                ent["content_offset"] = v3_field(df, "content_offset")
+                ent["content_size_in_bytes"] = v3_field(df, "content_size_in_bytes")
+                ent["file_size_in_bytes"] = df.file_size_in_bytes
+    return out
+
+
+def iceberg_rust_try(metadata_location: str, queries: list[dict]) -> str:
+    """iceberg_rust_check() if iceberg-rust can read the table; otherwise what it says."""
+    from importlib.metadata import version
+    try:
+        iceberg_rust_check(metadata_location, queries)
+        return "agrees on every current-snapshot query (cross_checked_by)"
+    except Exception as e:  # noqa: BLE001
+        for q in queries:
+            q.pop("cross_checked_by", None)
+        return (f"no cross-check: iceberg-rust via pyiceberg-core {version('pyiceberg-core')} fails on this table "
+                f"({type(e).__name__}: {' '.join(str(e).split())[:240]})")
+
+
+def make_dv(cat: SqlCatalog) -> None:
+    """iceberg/dv: format v3, identity(cat), deletes as deletion vectors in Puffin files.
+
+    S1 append A (cat=a, ids 1-5), B (cat=b, ids 6-10); S2 DV on A (ids 2, 4) in
+    data/00001-deletes.puffin; S3 append C (cat=a, ids 11-13), D (cat=c, ids 20-22); S4 one
+    Puffin data/00002-deletes.puffin with two DVs: A's replacement (ids 2, 4, 5; the S2 DV's
+    entry is rewritten DELETED) and D (id 21).  Partition b never has a DV; C (partition a)
+    has none either.  Own uuid stream (DV_SEED): the other tables do not change."""
+    saved = _RNG.getstate()
+    _RNG.seed(DV_SEED)
+    try:
+        with pyiceberg_writes_v3():
+            _make_dv(cat)
+    finally:
+        _RNG.setstate(saved)
+
+
+def _make_dv(cat: SqlCatalog) -> None:
+    location = f"file://{ICE_ROOT}/dv"
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=True),
+        NestedField(2, "cat", StringType(), required=True),
+        NestedField(3, "name", StringType(), required=False),
+        NestedField(4, "val", IntegerType(), required=False),
+    )
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="cat"))
+    tbl = cat.create_table("fx.dv", schema=schema, location=location, partition_spec=spec,
+                           properties={"format-version": "3", "write.delete.mode": "merge-on-read",
+                                       **PRUNE_OLD_METADATA})
+    assert tbl.metadata.format_version == 3 and tbl.metadata.next_row_id == 0
+    asch = arrow_schema([("id", pa.int64(), False), ("cat", pa.string(), False),
+                         ("name", pa.string(), True), ("val", pa.int32(), True)])
+    snaps = {}
+
+    def row(i, c, name):
+        return {"id": i, "cat": c, "name": name, "val": i * 10}
+
+    def pos_of(path: str, ids: list[int]) -> list[int]:
+        got = pq.read_table(local_path(path), columns=["id"]).column("id").to_pylist()
+        return [got.index(i) for i in ids]
+
+    def files_by_partition() -> dict[str, str]:
+        return {t.file.partition[0]: t.file.file_path for t in tbl.scan().plan_files()}
+
+    # S1 (seq 1): A (cat=a, ids 1-5), B (cat=b, ids 6-10)
+    tbl.append(pa.Table.from_pylist([
+        row(1, "a", None), row(2, "a", "n2"), row(3, "a", "n3"), row(4, "a", "n4"), row(5, "a", "n5"),
+        row(6, "b", "n6"), row(7, "b", None), row(8, "b", "n8"), row(9, "b", "n9"), row(10, "b", "n10"),
+    ], schema=asch))
+    snaps["s1_append"] = tbl.current_snapshot().snapshot_id
+    file_a, file_b = files_by_partition()["a"], files_by_partition()["b"]
+
+    # S2 (seq 2): DV on A, ids 2 and 4
+    dv1 = write_dv_puffin(f"{location}/data/00001-deletes.puffin",
+                          [(file_a, pos_of(file_a, [2, 4]), Record("a"))])
+    snaps["s2_dv"] = commit_dvs(tbl, Operation.DELETE, dvs=dv1)
+
+    # S3 (seq 3): C (cat=a, ids 11-13; the DV of A must not touch it), D (cat=c, ids 20-22)
+    tbl.append(pa.Table.from_pylist([
+        row(11, "a", "n11"), row(12, "a", None), row(13, "a", "n13"),
+        row(20, "c", "n20"), row(21, "c", "n21"), row(22, "c", None),
+    ], schema=asch))
+    snaps["s3_append"] = tbl.current_snapshot().snapshot_id
+    file_d = files_by_partition()["c"]
+
+    # S4 (seq 4): one Puffin file, two DVs: A's replacement (old positions + id 5) and D (id 21);
+    # the S2 DV is removed (one DV per data file per snapshot)
+    dv2 = write_dv_puffin(f"{location}/data/00002-deletes.puffin", [
+        (file_a, pos_of(file_a, [2, 4, 5]), Record("a")),
+        (file_d, pos_of(file_d, [21]), Record("c")),
+    ])
+    snaps["s4_dv"] = commit_dvs(tbl, Operation.DELETE, dvs=dv2, replaced=dv1)
+
+    # ---- checks: pyiceberg applies the DVs ------------------------------------------------
+    cols = ["id", "cat", "name", "val"]
+    expected_ids = {
+        "s1_append": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+        "s2_dv": [1, 3, 5, 6, 7, 8, 9, 10],
+        "s3_append": [1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 20, 21, 22],
+        "s4_dv": [1, 3, 6, 7, 8, 9, 10, 11, 12, 13, 20, 22],
+    }
+    application = {}
+    for key, ids in expected_ids.items():
+        got = sorted(tbl.scan(snapshot_id=snaps[key]).to_arrow().column("id").to_pylist())
+        assert got == ids, (key, got, ids)
+        report = dv_application(tbl, snaps[key], location)
+        assert sum(r["live_rows"] for r in report) == len(ids), (key, report)
+        application[key] = report
+    assert tbl.metadata.next_row_id == 16, tbl.metadata.next_row_id
+
+    Q = lambda name, filt, columns=cols, **kw: iceberg_query(tbl, location, name, columns, filt, **kw)  # noqa: E731
+    queries = [
+        Q("all_rows", []),
+        Q("all_rows_at_s1_append", [], snapshot_id=snaps["s1_append"]),
+        Q("all_rows_at_s2_dv", [], snapshot_id=snaps["s2_dv"]),
+        Q("all_rows_at_s3_append", [], snapshot_id=snaps["s3_append"]),
+        Q("id_only_full_scan", [], columns=["id"],
+          note="row count after deletion vectors (record_count in the manifests says 16)"),
+        Q("cat_eq_a_with_dvs", [{"column": "cat", "op": "=", "value": "a"}]),
+        Q("cat_eq_b_no_dv", [{"column": "cat", "op": "=", "value": "b"}]),
+        Q("cat_eq_c_second_blob", [{"column": "cat", "op": "=", "value": "c"}]),
+        Q("cat_eq_a_at_s3_append", [{"column": "cat", "op": "=", "value": "a"}], snapshot_id=snaps["s3_append"]),
+        Q("id_in_deleted_ids", [{"column": "id", "op": "in", "value": [2, 4, 5, 21, 22]}]),
+        Q("name_is_null", [{"column": "name", "op": "is_null"}]),
+        Q("val_ge_50", [{"column": "val", "op": ">=", "value": 50}]),
+    ]
+    assert [r[0] for r in queries[0]["rows"]] == expected_ids["s4_dv"]
+    finish_table(tbl, "dv", location, queries, description=describe_v3(tbl, location), extra={
+        "iceberg_rust": iceberg_rust_try(tbl.metadata_location, queries),
+        "snapshots_by_step": snaps,
+        "dv_application": application,
+        "how_written": (
+            "pyiceberg 0.12 cannot write v3: its own catalog, snapshot producers and Avro writers were "
+            "let write v3 metadata, manifests and manifest lists (make_iceberg.py pyiceberg_writes_v3); "
+            "Puffin files and DV manifest entries are written by make_iceberg.py (write_dv_puffin, DVRowDelta)"),
+    })
+
+
+# ============================================================================================
 # iceberg/v1 : format v1, identity(string) + year(ts), Hadoop-style vN.metadata.json + version-hint.text
 # ============================================================================================
 
@@ -989,7 +1512,20 @@ def avro_manifest_facts() -> dict:
     return facts
 
 
-def main() -> None:
+def main(only: list[str] = ()) -> None:
+    if only:  # e.g. `make_iceberg.py dv`: rewrite only these tables and their expected files
+        assert set(only) <= {"dv"}, f"only dv can be regenerated alone, not {only}"
+        for name in only:
+            for p in (f"{ICE_ROOT}/{name}", os.path.join(HERE, "iceberg", name)):
+                if os.path.exists(p):
+                    shutil.rmtree(p)
+            if os.path.exists(os.path.join(HERE, "expected", "iceberg", f"{name}.json")):
+                os.remove(os.path.join(HERE, "expected", "iceberg", f"{name}.json"))
+        cat = make_catalog()
+        for name in only:
+            {"dv": make_dv}[name](cat)
+        print(f"iceberg fixtures written: {', '.join(only)}")
+        return
     for p in (ICE_ROOT, ICE_BAD_ROOT):
         if os.path.exists(p):
             shutil.rmtree(p)
@@ -999,6 +1535,7 @@ def main() -> None:
     cat = make_catalog()
     make_evolved(cat)
     make_deletes(cat)
+    make_dv(cat)
     make_v1(cat)
     make_no_field_ids(cat)
     make_bad(cat)
@@ -1007,4 +1544,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -7,9 +7,12 @@
 //! | position    | same spec and partition, delete seq **≥** data seq, file_path = data file | S5's position delete removes id 21 of the file added in the same commit (5 ≥ 5) |
 //! | equality    | same spec and partition (or an unpartitioned delete spec), delete seq **>** data seq | S3's `id ∈ {5, 11}` removes id 5 (seq 1) but not id 11 (seq 4) |
 //!
+//! | deletion vector (v3) | as a position delete, for the one file its `referenced_data_file` names | a Puffin blob at `content_offset`, `content_size_in_bytes` long (see `iceberg::deletion_vector`) |
+//!
 //! Position delete files name data files by the path written in the
-//! manifest, so that path (not the rebased one) is compared. Deletion
-//! vectors of format v3 (Puffin blobs) are refused until supported.
+//! manifest, so that path (not the rebased one) is compared. A deletion
+//! vector is read with one ranged GET of its blob; its cardinality must be
+//! the entry's `record_count`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -56,17 +59,13 @@ impl DeleteIndex {
             let mapping = manifests.spec(listed.spec_id)?;
             let unpartitioned = mapping.iceberg.fields.iter().all(|f| f.transform == "void");
             for entry in manifests.entries(location, listed).await? {
-                let is_dv = entry.file_format.eq_ignore_ascii_case("puffin") || entry.content_offset.is_some();
-                if is_dv {
-                    return Err(Error::Invalid(format!(
-                        "{} is an Iceberg v3 deletion vector; reading tables with deletion vectors is not supported yet",
-                        entry.file_path
-                    )));
-                }
                 if entry.content == Content::Data {
                     return crate::format_err!("delete manifest {} lists data file {}", listed.path, entry.file_path);
                 }
-                if !entry.file_format.eq_ignore_ascii_case("parquet") {
+                let is_dv = entry.file_format.eq_ignore_ascii_case("puffin") || entry.content_offset.is_some();
+                if is_dv {
+                    check_deletion_vector(&entry, &listed.path)?;
+                } else if !entry.file_format.eq_ignore_ascii_case("parquet") {
                     return Err(Error::Invalid(format!(
                         "delete file {} is {}; only Parquet delete files are supported",
                         entry.file_path, entry.file_format
@@ -182,7 +181,58 @@ async fn fetch(location: &TableLocation, d: &DeleteFile) -> Result<Bytes> {
     }
 }
 
+/// A deletion vector's entry says where its blob is and which file it is for.
+fn check_deletion_vector(entry: &Entry, manifest: &str) -> Result<()> {
+    let complete = entry.content == Content::PositionDeletes
+        && entry.referenced_data_file.is_some()
+        && entry.content_offset.is_some_and(|o| o >= 0)
+        && entry.content_size.is_some_and(|s| s >= 0);
+    if !complete {
+        return crate::format_err!(
+            "deletion vector {} in delete manifest {manifest} needs content 1 (position deletes), a referenced_data_file, content_offset and content_size_in_bytes",
+            entry.file_path
+        );
+    }
+    Ok(())
+}
+
+/// The positions of a deletion vector: one ranged read of its blob.
+async fn read_deletion_vector(location: &TableLocation, d: &DeleteFile) -> Result<HashMap<String, Vec<u64>>> {
+    let (Some(offset), Some(size), Some(data_file)) = (
+        d.entry.content_offset,
+        d.entry.content_size,
+        d.entry.referenced_data_file.as_ref(),
+    ) else {
+        return crate::format_err!("deletion vector {} lacks its blob's place", d.entry.file_path);
+    };
+    let what = format!("{} at {offset}", d.entry.file_path);
+    let range = offset as u64..(offset as u64).saturating_add(size as u64);
+    let blob = match location.store.get_range(&d.path, range).await {
+        Ok(bytes) => bytes,
+        Err(object_store::Error::NotFound { .. }) => {
+            return Err(Error::Invalid(format!(
+                "deletion vector file {} of table {} does not exist",
+                d.entry.file_path,
+                location.url()
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let bitmap = crate::iceberg::deletion_vector::decode(&blob, &what)?;
+    if bitmap.len() != d.entry.record_count as u64 {
+        return crate::format_err!(
+            "deletion vector {what} holds {} positions, its manifest entry says {}",
+            bitmap.len(),
+            d.entry.record_count
+        );
+    }
+    Ok(HashMap::from([(data_file.clone(), bitmap.iter().collect())]))
+}
+
 async fn read_positions(location: &TableLocation, d: &DeleteFile) -> Result<HashMap<String, Vec<u64>>> {
+    if d.entry.content_offset.is_some() || d.entry.file_format.eq_ignore_ascii_case("puffin") {
+        return read_deletion_vector(location, d).await;
+    }
     let bytes = fetch(location, d).await?;
     let (batch, cols) = read_columns(
         bytes,

@@ -607,8 +607,8 @@ mod tests {
                 (&n.file_path, &n.file_format, n.record_count, n.file_size)
             );
             assert_eq!(
-                (o.sequence_number, o.content_offset),
-                (n.sequence_number, n.content_offset)
+                (o.sequence_number, o.content_offset, o.content_size),
+                (n.sequence_number, n.content_offset, n.content_size)
             );
             assert_eq!(
                 (&o.null_counts, &o.nan_counts, &o.lower, &o.upper),

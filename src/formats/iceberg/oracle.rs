@@ -122,6 +122,7 @@ pub fn read_entries_old(
             sequence_number,
             referenced_data_file: file_ids.string(data_file, 143).map(str::to_string),
             content_offset: file_ids.long(data_file, 144),
+            content_size: file_ids.long(data_file, 145),
         });
     }
     Ok(out)
