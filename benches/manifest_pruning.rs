@@ -101,6 +101,7 @@ fn entries(start: usize, n: usize) -> Vec<DataFile> {
                 pending: None,
                 first_row_id: None,
                 referenced_data_file: None,
+                blob: None,
             }
         })
         .collect()

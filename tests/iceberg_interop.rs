@@ -1076,6 +1076,55 @@ fn merge_on_read_deletes_read_the_same() {
     assert_time_travel(&python, &wh, "t", &wh.snapshot_ids("t"));
 }
 
+/// Merge-on-read on a format v3 table: deletion vectors in Puffin files
+/// (one per data file, replaced as deletes accumulate), which pyiceberg and
+/// DuckDB apply as we do, filtered and at every snapshot (issue 53).
+#[test]
+fn deletion_vectors_read_the_same() {
+    let Some(python) = python("deletion_vectors_read_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    let check = |step: &str| {
+        assert_same(
+            &python,
+            &wh,
+            "t",
+            step,
+            &[ALL, same("cat = 'a'"), same("n >= 30"), same("id >= 3")],
+        )
+    };
+    wh.sql(
+        "CREATE TABLE t (id BIGINT, ts TIMESTAMP(6), cat VARCHAR, n INT)
+         PARTITIONED BY (day(ts), cat)
+         TBLPROPERTIES ('format-version' = '3', 'write.delete.mode' = 'merge-on-read',
+                        'write.update.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read');
+         INSERT INTO t VALUES
+           (1, TIMESTAMP '2024-01-01 10:00:00', 'a', 10), (2, TIMESTAMP '2024-01-01 11:00:00', 'a', 20),
+           (3, TIMESTAMP '2024-01-01 12:00:00', 'a', 30), (4, TIMESTAMP '2024-01-01 13:00:00', 'a', 40),
+           (5, TIMESTAMP '2024-01-02 10:00:00', 'b', 50), (6, TIMESTAMP '2024-01-02 11:00:00', 'b', 60),
+           (7, TIMESTAMP '2024-01-03 10:00:00', NULL, 70)",
+    );
+    check("INSERT");
+    wh.sql("DELETE FROM t WHERE n = 20 OR n = 60");
+    check("DELETE (vectors for two files, one Puffin file)");
+    wh.sql("DELETE FROM t WHERE id = 3");
+    check("DELETE (a vector replacing the file's first one)");
+    wh.sql("UPDATE t SET n = n * 10 WHERE id = 4");
+    check("UPDATE (a vector and a new data file)");
+    wh.sql(
+        "MERGE INTO t USING (VALUES (1, 0), (9, 90)) s(id, n) ON t.id = s.id
+         WHEN MATCHED THEN DELETE
+         WHEN NOT MATCHED THEN INSERT (id, ts, cat, n) VALUES (s.id, TIMESTAMP '2024-01-03 12:00:00', 'a', s.n)",
+    );
+    check("MERGE");
+    wh.sql("DELETE FROM t WHERE cat = 'b'");
+    check("DELETE (a whole partition, with its vector)");
+    wh.sql("ALTER TABLE t EXECUTE optimize");
+    check("optimize");
+    assert_time_travel(&python, &wh, "t", &wh.snapshot_ids("t"));
+}
+
 /// Columns a dictionary does not shrink (unique ids, times, ints and doubles in files of
 /// 5,000 rows) are written without one (`DELTA_BINARY_PACKED`, `PLAIN` for doubles); both
 /// engines read them, also with a merge-on-read DELETE on top.

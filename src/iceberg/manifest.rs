@@ -13,6 +13,12 @@
 //! |     |                       | 125, 128 | lower / upper bounds (single-value binary)       |
 //! |     |                       | 108, 131, 132, 135, 140 | null: column sizes, key metadata, split offsets, equality ids, sort order |
 //!
+//! A delete manifest lists position delete files (content 1) with the data
+//! file each names (`referenced_data_file`, 143; also both bounds of its
+//! `file_path` column). In a v3 table they are deletion vectors instead:
+//! `file_format` `PUFFIN`, and the blob's place, `content_offset` (144) and
+//! `content_size_in_bytes` (145).
+//!
 //! ADDED entries leave snapshot id and sequence numbers null: readers inherit
 //! them from the manifest list, so a manifest is written before its
 //! snapshot's numbers are final. EXISTING entries carry them.
@@ -134,11 +140,26 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
         .iter()
         .filter_map(|f| Some((f.id, f.field_type.as_primitive()?)))
         .collect();
-    let v3 = w.v3 || crate::iceberg::json::spec_needs_v3(spec) || files.iter().any(|f| f.first_row_id.is_some());
+    // Row ids and deletion vectors exist in v3 only.
+    let v3 = w.v3
+        || crate::iceberg::json::spec_needs_v3(spec)
+        || files.iter().any(|f| f.first_row_id.is_some() || f.blob.is_some());
     let deletes = w.content == ManifestContent::Deletes;
-    if deletes && v3 {
+    // Position delete files a table had before it became v3 may stay.
+    if deletes
+        && v3
+        && w.status == EntryStatus::Added
+        && let Some(f) = files.iter().find(|f| f.blob.is_none())
+    {
         return crate::invalid!(
-            "Iceberg format version 3 tables take deletion vectors, not position delete files; nothing was written"
+            "Iceberg format version 3 tables take deletion vectors, not position delete files ({}); nothing was written",
+            f.path
+        );
+    }
+    if let Some(f) = files.iter().find(|f| f.blob.is_some() && !deletes) {
+        return crate::invalid!(
+            "deletion vector {} belongs in a delete manifest, not a data manifest; nothing was written",
+            f.path
         );
     }
     let mut records = Vec::with_capacity(files.len());
@@ -157,8 +178,19 @@ pub fn write_manifest(w: &ManifestWrite, files: &[DataFile]) -> Result<WrittenMa
             Error::Invalid("the files' record counts add up to more than an Iceberg long holds".into())
         })?;
         let mut data_file = data_file_record(w, &partition, &columns, file, record_count)?;
-        if v3 && let Value::Record(fields) = &mut data_file {
-            fields.push(("first_row_id".into(), opt(file.first_row_id.map(Value::Long))));
+        if let Value::Record(fields) = &mut data_file {
+            // In the schema's order: first_row_id (142), referenced_data_file
+            // (143), content_offset (144), content_size_in_bytes (145).
+            let referenced = fields.iter().position(|(name, _)| name == "referenced_data_file");
+            if v3 {
+                let row_id = ("first_row_id".into(), opt(file.first_row_id.map(Value::Long)));
+                fields.insert(referenced.unwrap_or(fields.len()), row_id);
+            }
+            if deletes && v3 {
+                let blob = file.blob.as_ref();
+                fields.push(("content_offset".into(), opt(blob.map(|b| Value::Long(b.offset)))));
+                fields.push(("content_size_in_bytes".into(), opt(blob.map(|b| Value::Long(b.length)))));
+            }
         }
         records.push(entry_record(w.status, snapshot_id, sequence_number, data_file));
     }
@@ -267,7 +299,10 @@ fn data_file_record(
     let mut fields = vec![
         ("content".into(), Value::Int(content)),
         ("file_path".into(), Value::String(absolute(&file.path)?)),
-        ("file_format".into(), Value::String("PARQUET".into())),
+        (
+            "file_format".into(),
+            Value::String(if file.blob.is_some() { "PUFFIN" } else { "PARQUET" }.into()),
+        ),
         ("partition".into(), partition.record(file)?),
         ("record_count".into(), Value::Long(record_count)),
         (
@@ -374,6 +409,10 @@ fn entry_schema(partition: Json, v3: bool, deletes: bool) -> Json {
     }
     if deletes && let Some(fields) = data_file["fields"].as_array_mut() {
         fields.push(optional("referenced_data_file", 143, json!("string")));
+        if v3 {
+            fields.push(optional("content_offset", 144, json!("long")));
+            fields.push(optional("content_size_in_bytes", 145, json!("long")));
+        }
     }
     json!({
         "type": "record",
@@ -631,6 +670,7 @@ pub(crate) mod tests {
             pending: None,
             first_row_id: None,
             referenced_data_file: None,
+            blob: None,
         };
         vec![
             file(

@@ -410,6 +410,7 @@ mod tests {
             pending: None,
             first_row_id: None,
             referenced_data_file: None,
+            blob: None,
         }
     }
 

@@ -9,6 +9,11 @@
 //! |---------------------|-------------------------------|----------------|------------------------|
 //! | one delete file     | `data/…/<p>-<uuid>-deletes.parquet` | 3 positions | `data/…/<p>-<uuid>.parquet` |
 //!
+//! In an Iceberg v3 table the deletes of a data file are one deletion
+//! vector instead (`iceberg::deletion_vector`): a blob in a Puffin file,
+//! whose place the entry adds (`content_offset`, `content_size_in_bytes`);
+//! several blobs may share one Puffin file.
+//!
 //! A scan reads the delete manifests whose partition summaries may match
 //! (as for data manifests), then, for the data files it kept, the `pos`
 //! column of their delete files (cached: the files never change), and
@@ -30,11 +35,11 @@ use object_store::path::Path;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
 
-use super::format::{PATH, RECORD_COUNT, REFERENCED_DATA_FILE};
+use super::format::{CONTENT_OFFSET, CONTENT_SIZE, PATH, RECORD_COUNT, REFERENCED_DATA_FILE};
 use super::io::read_manifest;
 use crate::error::{Error, Result};
 use crate::spec::types::PARQUET_FIELD_ID;
-use crate::spec::{ManifestFile, TableMetadata};
+use crate::spec::{BlobRange, ManifestFile, TableMetadata};
 use crate::store::TableLocation;
 
 pub use crate::iceberg::manifest::{POS_FILE_PATH_ID as FILE_PATH_ID, POS_ID};
@@ -48,6 +53,8 @@ pub struct DeleteEntry {
     pub data_file: String,
     /// Its number of positions.
     pub record_count: u64,
+    /// For a deletion vector: its blob in the Puffin file `path`.
+    pub blob: Option<BlobRange>,
 }
 
 /// The entries of delete manifests `manifests` (all of `md`).
@@ -60,6 +67,8 @@ pub async fn delete_entries(
         PATH.to_string(),
         RECORD_COUNT.to_string(),
         REFERENCED_DATA_FILE.to_string(),
+        CONTENT_OFFSET.to_string(),
+        CONTENT_SIZE.to_string(),
     ];
     let reads = manifests.iter().map(|m| async {
         let spec = md.spec(m.spec_id)?;
@@ -79,6 +88,7 @@ fn entries_of(batch: &RecordBatch, manifest: &ManifestFile) -> Result<Vec<Delete
     let paths = column(PATH)?.as_string::<i32>();
     let counts = column(RECORD_COUNT)?.as_primitive::<Int64Type>();
     let referenced = column(REFERENCED_DATA_FILE)?.as_string::<i32>();
+    let blobs = super::format::blob_ranges(batch);
     (0..batch.num_rows())
         .map(|i| {
             if referenced.is_null(i) {
@@ -92,6 +102,7 @@ fn entries_of(batch: &RecordBatch, manifest: &ManifestFile) -> Result<Vec<Delete
                 path: paths.value(i).to_string(),
                 data_file: referenced.value(i).to_string(),
                 record_count: counts.value(i).max(0) as u64,
+                blob: blobs[i],
             })
         })
         .collect()
@@ -100,6 +111,9 @@ fn entries_of(batch: &RecordBatch, manifest: &ManifestFile) -> Result<Vec<Delete
 /// The deleted positions of `entry`, a delete file of the `rows`-row data
 /// file it names: sorted, without duplicates, each below `rows`.
 pub async fn positions(location: &TableLocation, entry: &DeleteEntry, rows: u64) -> Result<Arc<[u64]>> {
+    if let Some(blob) = entry.blob {
+        return vector_positions(location, entry, blob, rows).await;
+    }
     let path = location.resolve(&entry.path)?;
     let key = format!("{}#pos", location.cache_key(&path));
     let batch = match location.cache.batch(&key) {
@@ -119,6 +133,65 @@ pub async fn positions(location: &TableLocation, entry: &DeleteEntry, rows: u64)
         None => format!("delete file {} has a null position", entry.path),
     })?;
     Ok(positions.into())
+}
+
+/// The positions of a deletion vector: one ranged read of its blob
+/// (cached), its cardinality checked against the entry.
+async fn vector_positions(
+    location: &TableLocation,
+    entry: &DeleteEntry,
+    blob: BlobRange,
+    rows: u64,
+) -> Result<Arc<[u64]>> {
+    let path = location.resolve(&entry.path)?;
+    let key = format!("{}#{}+{}", location.cache_key(&path), blob.offset, blob.length);
+    let bytes = match location.cache.bytes(&key) {
+        Some(b) => b,
+        None => {
+            let (Ok(start), Ok(length)) = (u64::try_from(blob.offset), u64::try_from(blob.length)) else {
+                return crate::format_err!(
+                    "deletion vector {} names a negative blob offset {} or length {}",
+                    entry.path,
+                    blob.offset,
+                    blob.length
+                );
+            };
+            let b = match location
+                .store
+                .get_range(&path, start..start.saturating_add(length))
+                .await
+            {
+                Ok(b) => b,
+                Err(object_store::Error::NotFound { .. }) => {
+                    return Err(Error::Invalid(format!(
+                        "deletion vector file {} of table {} does not exist",
+                        entry.path,
+                        location.url()
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            location.cache.put_bytes(key, b.clone());
+            b
+        }
+    };
+    let what = format!("{} at {}", entry.path, blob.offset);
+    let bitmap = crate::iceberg::deletion_vector::decode(&bytes, &what)?;
+    if bitmap.len() != entry.record_count {
+        return crate::format_err!(
+            "deletion vector {what} holds {} positions, its manifest entry says {}",
+            bitmap.len(),
+            entry.record_count
+        );
+    }
+    let positions: Vec<u64> = bitmap.iter().collect();
+    sorted_within(positions, rows, |p| {
+        format!(
+            "deletion vector {what} deletes row {p} of data file {}, which has {rows} rows",
+            entry.data_file
+        )
+    })
+    .map(Into::into)
 }
 
 /// `column` (integers) as row positions of a `rows`-row file: sorted,

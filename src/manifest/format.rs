@@ -14,6 +14,8 @@
 //! |                        | tables that list files with assigned row ids     |
 //! | `referenced_data_file` | utf8; only in delete manifests: the data file   |
 //! |                        | (stored path) whose rows the delete file deletes |
+//! | `content_offset`, `content_size_in_bytes` | int64; only in delete manifests |
+//! |                        | of v3 tables: a deletion vector's blob in its Puffin file |
 //!
 //! A delete manifest (`content` 1 in the snapshot) has the same columns, one
 //! row per position delete file: `record_count` is its number of deleted
@@ -45,6 +47,8 @@ pub const PARTITION_STRINGS: &str = "partition_strings";
 pub const STATS: &str = "stats";
 pub const FIRST_ROW_ID: &str = "first_row_id";
 pub const REFERENCED_DATA_FILE: &str = "referenced_data_file";
+pub const CONTENT_OFFSET: &str = "content_offset";
+pub const CONTENT_SIZE: &str = "content_size_in_bytes";
 pub const NULL_COUNT: &str = "null_count";
 pub const MIN: &str = "min";
 pub const MAX: &str = "max";
@@ -121,18 +125,19 @@ fn scalars_to_array(values: impl IntoIterator<Item = ScalarValue>, dt: &DataType
 }
 
 /// Whether `schema` is that of a manifest of `spec`: [`manifest_schema`],
-/// perhaps followed by `first_row_id` and `referenced_data_file` (in either order).
+/// perhaps followed by `first_row_id`, `referenced_data_file`, `content_offset`
+/// and `content_size_in_bytes` (each at most once, in any order).
 pub fn has_manifest_columns(schema: &ArrowSchema, spec: &TableSpec) -> Result<bool> {
     let expected = manifest_schema(spec)?;
     let fields = schema.fields();
     let n = expected.fields().len();
     let extra = |f: &Arc<Field>| {
-        (f.name() == FIRST_ROW_ID && f.data_type() == &DataType::Int64)
+        ([FIRST_ROW_ID, CONTENT_OFFSET, CONTENT_SIZE].contains(&f.name().as_str()) && f.data_type() == &DataType::Int64)
             || (f.name() == REFERENCED_DATA_FILE && f.data_type() == &DataType::Utf8)
     };
     let rest: Vec<_> = fields.iter().skip(n).collect();
-    let rest_ok =
-        rest.len() <= 2 && rest.iter().all(|f| extra(f)) && !(rest.len() == 2 && rest[0].name() == rest[1].name());
+    let names: std::collections::HashSet<&str> = rest.iter().map(|f| f.name().as_str()).collect();
+    let rest_ok = rest.iter().all(|f| extra(f)) && names.len() == rest.len();
     Ok(fields.len() >= n && fields.iter().take(n).eq(expected.fields().iter()) && rest_ok)
 }
 
@@ -195,7 +200,8 @@ pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Resu
     let files: Vec<&DataFile> = files.iter().map(AsRef::as_ref).collect();
     let with_ids = files.iter().any(|f| f.first_row_id.is_some());
     let with_references = files.iter().any(|f| f.referenced_data_file.is_some());
-    let schema = if with_ids || with_references {
+    let with_blobs = files.iter().any(|f| f.blob.is_some());
+    let schema = if with_ids || with_references || with_blobs {
         let mut fields: Vec<Field> = manifest_schema(spec)?
             .fields()
             .iter()
@@ -206,6 +212,10 @@ pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Resu
         }
         if with_references {
             fields.push(Field::new(REFERENCED_DATA_FILE, DataType::Utf8, true));
+        }
+        if with_blobs {
+            fields.push(Field::new(CONTENT_OFFSET, DataType::Int64, true));
+            fields.push(Field::new(CONTENT_SIZE, DataType::Int64, true));
         }
         Arc::new(ArrowSchema::new(fields))
     } else {
@@ -281,7 +291,34 @@ pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Resu
             files.iter().map(|f| f.referenced_data_file.as_deref()),
         )));
     }
+    if with_blobs {
+        columns.push(Arc::new(Int64Array::from_iter(
+            files.iter().map(|f| f.blob.map(|b| b.offset)),
+        )));
+        columns.push(Arc::new(Int64Array::from_iter(
+            files.iter().map(|f| f.blob.map(|b| b.length)),
+        )));
+    }
     Ok(RecordBatch::try_new(schema, columns)?)
+}
+
+/// Each row's deletion-vector blob (`None` for files, and for every row of
+/// a manifest without the columns).
+pub fn blob_ranges(batch: &RecordBatch) -> Vec<Option<crate::spec::BlobRange>> {
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::datatypes::Int64Type;
+    let column = |name: &str| batch.column_by_name(name).map(|c| c.as_primitive::<Int64Type>());
+    match (column(CONTENT_OFFSET), column(CONTENT_SIZE)) {
+        (Some(offsets), Some(lengths)) => (0..batch.num_rows())
+            .map(|row| {
+                (offsets.is_valid(row) && lengths.is_valid(row)).then(|| crate::spec::BlobRange {
+                    offset: offsets.value(row),
+                    length: lengths.value(row),
+                })
+            })
+            .collect(),
+        _ => vec![None; batch.num_rows()],
+    }
 }
 
 /// The statistics `file` has for column `id`.
@@ -309,6 +346,7 @@ pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>
         .column_by_name(FIRST_ROW_ID)
         .map(|c| c.as_primitive::<Int64Type>());
     let references = batch.column_by_name(REFERENCED_DATA_FILE).map(|c| c.as_string::<i32>());
+    let blobs = blob_ranges(batch);
     let mut files = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
         let partition_values = match partition {
@@ -370,6 +408,7 @@ pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>
             pending: None,
             first_row_id: row_ids.filter(|c| c.is_valid(row)).map(|c| c.value(row)),
             referenced_data_file: references.filter(|c| c.is_valid(row)).map(|c| c.value(row).to_string()),
+            blob: blobs[row],
         });
     }
     let _ = spec;

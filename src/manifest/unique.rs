@@ -19,7 +19,7 @@ use datafusion::common::hash_map::Entry;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use object_store::path::Path;
 
-use super::format::PATH;
+use super::format::{CONTENT_OFFSET, PATH};
 use crate::error::{Error, Result};
 use crate::spec::Snapshot;
 
@@ -95,14 +95,23 @@ pub fn verified_key(table_url: &str, snapshot: &Snapshot) -> String {
     )
 }
 
-/// A manifest batch about to be written names every data file once.
+/// A manifest batch about to be written names every data file once (and
+/// every deletion vector once: the blobs of one Puffin file share its path).
 pub fn check_batch_lists_once(batch: &RecordBatch) -> Result<()> {
     let Some(paths) = batch.column_by_name(PATH).map(|c| c.as_string::<i32>()) else {
         return Ok(());
     };
+    let offsets = batch
+        .column_by_name(CONTENT_OFFSET)
+        .map(|c| c.as_primitive::<datafusion::arrow::datatypes::Int64Type>());
     let mut seen = std::collections::HashSet::with_capacity(paths.len());
-    for path in paths.iter().flatten() {
-        if !seen.insert(path) {
+    for row in 0..paths.len() {
+        if paths.is_null(row) {
+            continue;
+        }
+        let offset = offsets.filter(|o| o.is_valid(row)).map(|o| o.value(row));
+        let path = paths.value(row);
+        if !seen.insert((path, offset)) {
             return Err(Error::Invalid(format!(
                 "a new manifest would list data file {path} twice; nothing was written"
             )));

@@ -676,8 +676,6 @@ pub fn apply_one(
                 }
                 ICEBERG_V3 => {
                     next.next_row_id = Some(next.next_row_id.unwrap_or(0));
-                    crate::table::properties::check_v3_modes(&next)
-                        .map_err(|e| Error::Invalid(format!("upgrade-format-version: {e}")))?;
                 }
                 v => {
                     return Err(Error::Invalid(format!(
@@ -952,8 +950,6 @@ pub fn created_metadata(updates: &[Update], location: &str) -> Result<TableMetad
         1 | 2 => {}
         ICEBERG_V3 => {
             md.next_row_id = Some(0);
-            crate::table::properties::check_v3_modes(&md)
-                .map_err(|e| Error::Invalid(format!("upgrade-format-version: {e}")))?;
         }
         v => {
             return Err(Error::Invalid(format!(

@@ -39,6 +39,17 @@ pub struct DataFile {
     /// For a position delete file: the data file whose rows it deletes
     /// (stored form, as `path`); `None` for data files.
     pub referenced_data_file: Option<String>,
+    /// For a deletion vector (Iceberg v3): where its blob lies in the
+    /// Puffin file `path` names; `None` for Parquet files.
+    pub blob: Option<BlobRange>,
+}
+
+/// A blob's place in its Puffin file (Iceberg's `content_offset` and
+/// `content_size_in_bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobRange {
+    pub offset: i64,
+    pub length: i64,
 }
 
 impl AsRef<DataFile> for DataFile {

@@ -9,7 +9,7 @@ pub mod table_spec;
 pub mod types;
 pub mod validate;
 
-pub use data_file::{ColumnStats, DataFile};
+pub use data_file::{BlobRange, ColumnStats, DataFile};
 pub use metadata::{
     FieldSummary, IcebergManifest, ManifestContent, ManifestFile, MetadataLogEntry, Snapshot, SnapshotRef,
     TableMetadata,

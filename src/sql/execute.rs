@@ -646,7 +646,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     }
     // Validate fully before anything is written.
     let metadata = Table::initial_metadata(&schema, &partition)?;
-    let properties = crate::table::properties::with_table_defaults(&ctx.state(), &create.properties, &metadata)?;
+    let properties = crate::table::properties::with_table_defaults(&ctx.state(), &create.properties)?;
     let metadata = crate::table::properties::set_properties(&metadata, &properties)?;
     let allow_non_empty = crate::config::options(&ctx.state()).allow_non_empty_location;
     let Some(plan) = ws
@@ -781,7 +781,7 @@ async fn create_catalog_table(
         return crate::invalid!("CREATE TABLE {name} needs at least one column");
     }
     let metadata = Table::initial_metadata(&definition.schema, &definition.partition)?;
-    let properties = crate::table::properties::with_table_defaults(&ctx.state(), &create.properties, &metadata)?;
+    let properties = crate::table::properties::with_table_defaults(&ctx.state(), &create.properties)?;
     let metadata = crate::table::properties::set_properties(&metadata, &properties)?;
     let created = namespace
         .create_table(name, metadata, create.location.as_deref(), definition.mode)

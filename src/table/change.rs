@@ -28,7 +28,7 @@ use object_store::path::Path;
 use crate::error::{Error, Result};
 use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, project_inclusive};
-use crate::manifest::format::{PATH, RECORD_COUNT, REFERENCED_DATA_FILE};
+use crate::manifest::format::{CONTENT_OFFSET, PATH, RECORD_COUNT, REFERENCED_DATA_FILE};
 use crate::manifest::{DataFile, Origin, read_manifest, write_delete_manifest, write_manifest, write_manifest_batch};
 use crate::plan::files::PlannedFile;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
@@ -110,6 +110,10 @@ pub struct Change {
     pub removed_delete_files: u64,
     pub added_position_deletes: u64,
     pub removed_position_deletes: u64,
+    /// The delete files it adds are deletion vectors (Iceberg v3).
+    pub deletion_vectors: bool,
+    /// Deletion vectors among the delete files it removes.
+    pub removed_vectors: u64,
     /// Data manifests of the base (by path) listing files this change
     /// writes deletes for: replaced since the base means the files may be
     /// gone or rewritten, a conflict.
@@ -151,6 +155,8 @@ impl Change {
             removed_delete_files: 0,
             added_position_deletes: 0,
             removed_position_deletes: 0,
+            deletion_vectors: false,
+            removed_vectors: 0,
             referenced: BTreeSet::new(),
             scope: ConflictScope::Nothing,
             pending: Pending::start(),
@@ -197,6 +203,11 @@ impl Change {
             (self.added_delete_files, self.added_position_deletes),
             (self.removed_delete_files, self.removed_position_deletes),
         );
+        if self.deletion_vectors {
+            // Iceberg v3's own counts of the vectors among them.
+            summary.insert("added-dvs".to_string(), self.added_delete_files.to_string());
+            summary.insert("removed-dvs".to_string(), self.removed_vectors.to_string());
+        }
         let mut next = md.clone();
         let sequence_number = md.last_sequence_number + 1;
         next.snapshots.push(Snapshot {
@@ -227,11 +238,13 @@ impl Change {
         if self.added_delete_files == 0 {
             return Ok(());
         }
-        if crate::iceberg::json::needs_v3(md) {
-            return Err(conflict(
-                table,
-                "the table became Iceberg format version 3 meanwhile, which takes no position delete files",
-            ));
+        if crate::iceberg::json::needs_v3(md) != self.deletion_vectors {
+            let problem = if self.deletion_vectors {
+                "it wrote deletion vectors for an Iceberg format version 3 table, which the table is no longer"
+            } else {
+                "the table became Iceberg format version 3 meanwhile, which takes deletion vectors, not position delete files"
+            };
+            return Err(conflict(table, problem));
         }
         if let Some(key) = self.operation.mode_key()
             && !crate::table::properties::merge_on_read(md, key)
@@ -274,6 +287,15 @@ impl Change {
             return Err(conflict(
                 table,
                 "another statement deleted rows (merge-on-read) while it rewrote files",
+            ));
+        }
+        // A data file has at most one deletion vector, holding all its
+        // deletes: one written meanwhile may be for a file this change
+        // writes one for.
+        if self.deletion_vectors && appended.clone().any(|m| m.is_deletes()) {
+            return Err(conflict(
+                table,
+                "another statement wrote deletion vectors while it wrote its own",
             ));
         }
         match &self.scope {
@@ -372,6 +394,19 @@ impl Change {
         Ok(())
     }
 
+    /// Take the deletes of `files` out of the snapshot (their deletion
+    /// vectors are being replaced by ones that hold them).
+    pub async fn remove_deletes_of_files(
+        &mut self,
+        location: &TableLocation,
+        md: &TableMetadata,
+        snapshot: &Snapshot,
+        files: &[&PlannedFile],
+    ) -> Result<()> {
+        let paths: HashSet<&Path> = files.iter().map(|f| &f.path).collect();
+        self.remove_deletes_of(location, md, snapshot, &paths).await
+    }
+
     /// Take the delete files that name one of `removed` (data files leaving
     /// the table) out of the snapshot's delete manifests: a delete file must
     /// never outlive its data file.
@@ -404,6 +439,9 @@ impl Change {
             let survivors = filter_record_batch(&batch, &keep)?;
             let gone = filter_record_batch(&batch, &datafusion::arrow::compute::not(&keep)?)?;
             self.removed_delete_files += gone.num_rows() as u64;
+            self.removed_vectors += gone
+                .column_by_name(CONTENT_OFFSET)
+                .map_or(0, |c| (c.len() - c.null_count()) as u64);
             self.removed_position_deletes += record_count_of(&gone);
             self.replace(location, md, manifest, &survivors).await?;
         }

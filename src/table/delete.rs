@@ -29,7 +29,7 @@ use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
 use crate::table::position_deletes::{RowDeletes, matching_positions};
-use crate::table::properties::{DELETE_MODE, check_v3_modes, merge_on_read};
+use crate::table::properties::{DELETE_MODE, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Rewritten, as_is, rewrite};
 use crate::table::source::{OpenSource, SnapshotSource};
@@ -121,7 +121,6 @@ impl WriteStatement for Delete {
             ..
         } = self.choose(&*provider).await?;
         if merge_on_read(md, DELETE_MODE) && !self.table.is_foreign() {
-            check_v3_modes(md)?;
             return self
                 .merge_on_read(&*provider, snapshot, predicate, whole, partial)
                 .await;

@@ -161,9 +161,6 @@ fn with_schema(md: &TableMetadata, schema: crate::spec::Schema) -> Result<TableM
     let mut next = md.clone();
     next.last_updated_ms = chrono::Utc::now().timestamp_millis();
     next.use_table_spec(schema, current.partition_spec.clone());
-    // A column of a type only Iceberg v3 has makes the table v3, which
-    // takes no position delete files.
-    crate::table::properties::check_v3_modes(&next)?;
     Ok(next)
 }
 

@@ -53,7 +53,7 @@ use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
 use crate::table::position_deletes::replacing_rows;
-use crate::table::properties::{MERGE_MODE, check_v3_modes, merge_on_read};
+use crate::table::properties::{MERGE_MODE, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Post, rewrite};
 use crate::table::source::{OpenSource, SnapshotSource};
@@ -116,7 +116,6 @@ impl WriteStatement for Merge {
         let files: HashSet<_> = plan.read.iter().map(|f| f.path.clone()).collect();
         let schema = provider.arrow_schema();
         if let Some(snapshot) = snapshot.filter(|_| merge_on_read(md, MERGE_MODE) && !self.table.is_foreign()) {
-            check_v3_modes(md)?;
             return self
                 .merge_on_read(&*provider, snapshot, plan.read, files, key_filter)
                 .await;

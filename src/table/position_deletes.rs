@@ -27,8 +27,19 @@
 //!
 //! `file_path` holds the data file's absolute path as Iceberg metadata
 //! names it, so other engines match the delete file to its data file.
+//!
+//! An Iceberg v3 table takes deletion vectors instead: at most one per data
+//! file, holding all of its deleted positions. A statement writes one Puffin
+//! file, `data/<table prefix>-<uuid>-deletes.puffin`, with a vector for each
+//! data file it touches (the file's earlier deletes and its own), and the
+//! change takes the earlier vectors (or position delete files) of those
+//! data files out of the snapshot:
+//!
+//! | delete manifest entry | `path`                  | `record_count` | `referenced_data_file` | blob |
+//! |-----------------------|-------------------------|----------------|------------------------|------|
+//! | one vector            | `data/<p>-<uuid>-deletes.puffin` | 5 positions | `data/…/<p>-<uuid>.parquet` | offset 4, 50 bytes |
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray};
@@ -45,12 +56,14 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
+use crate::iceberg::{deletion_vector, puffin};
 use crate::manifest::DataFile;
 use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, sorted_within};
 use crate::plan::files::PlannedFile;
 use crate::plan::positions::{FILE, POS, Positions};
+use crate::spec::data_file::Hold;
 use crate::spec::types::PARQUET_FIELD_ID;
-use crate::spec::{Snapshot, TableMetadata};
+use crate::spec::{BlobRange, Snapshot, TableMetadata};
 use crate::store::TableLocation;
 use crate::store::pending::Pending;
 use crate::table::change::{Change, ConflictScope, Operation};
@@ -212,10 +225,50 @@ impl RowDeletes {
         snapshot: &Snapshot,
         added: Vec<DataFile>,
     ) -> Result<Vec<DataFile>> {
-        let pending = change.pending.clone();
-        // Each file encoded on a task of its own (all cores), a bounded
-        // number at once, in order; every result is kept, so the files of a
-        // failed attempt can all be deleted.
+        let vectors = crate::iceberg::json::needs_v3(md);
+        let (deletes, failed) = if vectors {
+            self.write_vectors(location, &change.pending).await
+        } else {
+            self.write_position_files(location, &change.pending).await
+        };
+        let mut written = added.clone();
+        written.extend(deletes.iter().map(|(f, _)| f.clone()));
+        let built = async {
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if vectors {
+                // The marked files' earlier deletes (and those of the files
+                // leaving whole) leave with one rewrite of their manifests:
+                // a data file has one vector, holding all of its deletes.
+                change.deletion_vectors = true;
+                let superseded: Vec<&PlannedFile> = self.marked.iter().map(|(f, _)| f).chain(&self.whole).collect();
+                change
+                    .remove_deletes_of_files(location, md, snapshot, &superseded)
+                    .await?;
+            }
+            change.remove_files(location, md, snapshot, &self.whole).await?;
+            change.add_deletes(location, md, snapshot, &deletes).await?;
+            change.add_files(location, md.current_spec()?, &added).await
+        }
+        .await;
+        if let Err(e) = built {
+            delete_files(location, &written).await;
+            change.discard(location).await;
+            return Err(e);
+        }
+        Ok(written)
+    }
+
+    /// A position delete file for each marked file, each encoded on a task
+    /// of its own (all cores), a bounded number at once, in order. Every
+    /// file written is given (with its data file's manifest), and the first
+    /// error, so the files of a failed attempt can all be deleted.
+    async fn write_position_files(
+        &self,
+        location: &TableLocation,
+        pending: &Pending,
+    ) -> (Vec<(DataFile, usize)>, Option<Error>) {
         let writes: Vec<_> =
             self.marked
                 .iter()
@@ -243,24 +296,107 @@ impl RowDeletes {
                 Err(e) => failed = failed.or(Some(e)),
             }
         }
-        let mut written = added.clone();
-        written.extend(deletes.iter().map(|(f, _)| f.clone()));
-        let built = async {
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            change.remove_files(location, md, snapshot, &self.whole).await?;
-            change.add_deletes(location, md, snapshot, &deletes).await?;
-            change.add_files(location, md.current_spec()?, &added).await
-        }
-        .await;
-        if let Err(e) = built {
-            delete_files(location, &written).await;
-            change.discard(location).await;
-            return Err(e);
-        }
-        Ok(written)
+        (deletes, failed)
     }
+
+    /// One Puffin file with a deletion vector for each marked file (on a
+    /// task of its own), as [`Self::write_position_files`] gives files.
+    async fn write_vectors(
+        &self,
+        location: &TableLocation,
+        pending: &Pending,
+    ) -> (Vec<(DataFile, usize)>, Option<Error>) {
+        let (task_location, marked, pending) = (location.clone(), self.marked.clone(), pending.clone());
+        let written = tokio::spawn(async move { write_deletion_vectors(&task_location, &marked, &pending).await })
+            .await
+            .unwrap_or_else(|e| crate::format_err!("writing deletion vectors failed: {e}"));
+        match written {
+            Ok(vectors) => {
+                let manifests = self.marked.iter().map(|(file, _)| file.manifest);
+                (vectors.into_iter().zip(manifests).collect(), None)
+            }
+            Err(e) => (Vec::new(), Some(e)),
+        }
+    }
+}
+
+/// Field id of `_pos`, the row position column, which a deletion vector is
+/// computed from (its Puffin blob's `fields`).
+const ROW_POSITION_ID: i32 = 2147483645;
+
+/// Write one Puffin file holding a deletion vector for each of `marked`:
+/// the file's earlier deletes and the new positions. Describes each vector
+/// for a delete manifest, in the order of `marked`.
+pub async fn write_deletion_vectors(
+    location: &TableLocation,
+    marked: &[(PlannedFile, Vec<u64>)],
+    pending: &Pending,
+) -> Result<Vec<DataFile>> {
+    if marked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut blobs = Vec::with_capacity(marked.len());
+    let mut referenced = Vec::with_capacity(marked.len());
+    for (file, positions) in marked {
+        let mut bitmap: roaring::RoaringTreemap = positions.iter().copied().collect();
+        if let Some(earlier) = &file.deletes {
+            bitmap.extend(earlier.iter().copied());
+        }
+        let stored_data = location.stored(&file.path)?;
+        let cardinality = bitmap.len();
+        blobs.push(puffin::Blob {
+            kind: deletion_vector::BLOB_TYPE.to_string(),
+            fields: vec![ROW_POSITION_ID],
+            // Inherited from the snapshot that adds the vector.
+            snapshot_id: -1,
+            sequence_number: -1,
+            properties: BTreeMap::from([
+                ("cardinality".to_string(), cardinality.to_string()),
+                ("referenced-data-file".to_string(), location.iceberg_path(&stored_data)),
+            ]),
+            data: deletion_vector::encode(&bitmap)?,
+        });
+        referenced.push((file, stored_data, cardinality, partition_strings(file)?));
+    }
+    let created_by = format!("hidden-partitions {}", env!("CARGO_PKG_VERSION"));
+    let (bytes, footer) = puffin::write(blobs, BTreeMap::from([("created-by".to_string(), created_by)]))?;
+    let name = format!("{}-deletes.puffin", location.fresh_name());
+    let stored = TableLocation::stored_path(["data", name.as_str()]);
+    let size = bytes.len() as u64;
+    location
+        .store
+        .put(&location.resolve(&stored)?, PutPayload::from(bytes))
+        .await?;
+    Ok(referenced
+        .into_iter()
+        .zip(footer.blobs)
+        .map(|((file, stored_data, cardinality, partition_strings), blob)| DataFile {
+            path: stored.clone(),
+            file_size: size,
+            record_count: cardinality,
+            spec_id: file.spec_id,
+            partition: file.partition.clone(),
+            partition_strings,
+            column_stats: Vec::new(),
+            pending: Some(Hold::new(pending.clone())),
+            first_row_id: None,
+            referenced_data_file: Some(stored_data),
+            blob: Some(BlobRange {
+                offset: blob.offset as i64,
+                length: blob.length as i64,
+            }),
+        })
+        .collect())
+}
+
+/// The protocol strings of `data`'s partition values.
+fn partition_strings(data: &PlannedFile) -> Result<Vec<Option<String>>> {
+    data.partition
+        .iter()
+        .map(|v| {
+            crate::values::serialize(v).map_err(|e| Error::Invalid(format!("partition value of {}: {e}", data.path)))
+        })
+        .collect()
 }
 
 /// How a position delete file is encoded: the path once (a dictionary),
@@ -320,13 +456,7 @@ pub async fn write_position_deletes(
         .store
         .put(&location.resolve(&stored)?, PutPayload::from(buf))
         .await?;
-    let partition_strings = data
-        .partition
-        .iter()
-        .map(|v| {
-            crate::values::serialize(v).map_err(|e| Error::Invalid(format!("partition value of {}: {e}", data.path)))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let partition_strings = partition_strings(data)?;
     Ok(DataFile {
         path: stored,
         file_size: size,
@@ -335,8 +465,9 @@ pub async fn write_position_deletes(
         partition: data.partition.clone(),
         partition_strings,
         column_stats: Vec::new(),
-        pending: Some(crate::spec::data_file::Hold::new(pending.clone())),
+        pending: Some(Hold::new(pending.clone())),
         first_row_id: None,
         referenced_data_file: Some(stored_data),
+        blob: None,
     })
 }

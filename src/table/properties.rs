@@ -14,7 +14,7 @@
 //!
 //! | key | values |
 //! |-----|--------|
-//! | `write.delete.mode`, `write.update.mode`, `write.merge.mode` | `copy-on-write` (the default) or `merge-on-read`: DELETE, UPDATE, MERGE write position delete files (and the new rows) instead of rewriting data files; not on format version 3 tables, whose deletes are deletion vectors |
+//! | `write.delete.mode`, `write.update.mode`, `write.merge.mode` | `copy-on-write` (the default) or `merge-on-read`: DELETE, UPDATE, MERGE write position delete files (deletion vectors on format version 3 tables) and the new rows instead of rewriting data files |
 //! | `format-version` | `2` or `3`: not stored; `3` upgrades the table (row lineage starts), never down |
 
 use std::collections::BTreeMap;
@@ -84,22 +84,7 @@ pub fn set_properties(md: &TableMetadata, properties: &BTreeMap<String, String>)
         check_property(key, value)?;
         next.properties.insert(key.clone(), value.clone());
     }
-    check_v3_modes(&next)?;
     Ok(next)
-}
-
-/// Format version 3 tables take deletion vectors, which this engine does
-/// not write: merge-on-read is refused there.
-pub fn check_v3_modes(md: &TableMetadata) -> Result<()> {
-    if !crate::iceberg::json::needs_v3(md) {
-        return Ok(());
-    }
-    if let Some(key) = ROW_LEVEL_MODES.iter().find(|key| merge_on_read(md, key)) {
-        return invalid!(
-            "table property {key} = 'merge-on-read' needs position delete files, which Iceberg format version 3 tables (those with a VARIANT or nanosecond timestamp column, or 'format-version' = '3') do not take: they use deletion vectors, not written by this engine yet; set {key} = 'copy-on-write' first"
-        );
-    }
-    Ok(())
 }
 
 /// `md` without `keys`.
@@ -136,12 +121,10 @@ fn upgrade_format_version(md: &mut TableMetadata, value: &str) -> Result<()> {
 }
 
 /// `props` (a CREATE TABLE's TBLPROPERTIES) with the session's
-/// `table_defaults` for the keys it does not set; a merge-on-read default
-/// is left out for a table of format version 3 (`md`), which cannot take it.
+/// `table_defaults` for the keys it does not set.
 pub fn with_table_defaults(
     state: &datafusion::execution::context::SessionState,
     props: &std::collections::BTreeMap<String, String>,
-    md: &crate::spec::TableMetadata,
 ) -> crate::error::Result<std::collections::BTreeMap<String, String>> {
     let defaults = crate::config::options(state).table_defaults;
     let mut out = props.clone();
@@ -151,13 +134,8 @@ pub fn with_table_defaults(
                 "hidden_partitions.table_defaults is key=value pairs separated by commas, not {pair:?}"
             );
         };
-        let (key, value) = (key.trim(), value.trim());
-        let unfit = ROW_LEVEL_MODES.contains(&key)
-            && value == "merge-on-read"
-            && (crate::iceberg::json::needs_v3(md) || props.get(FORMAT_VERSION).is_some_and(|v| v.trim() == "3"));
-        if !unfit {
-            out.entry(key.to_string()).or_insert_with(|| value.to_string());
-        }
+        out.entry(key.trim().to_string())
+            .or_insert_with(|| value.trim().to_string());
     }
     Ok(out)
 }
@@ -185,11 +163,9 @@ mod tests {
         assert!(err.to_string().contains("not \"sometimes\""), "{err}");
         let mor = set_properties(&md, &pairs(&[("write.delete.mode", "merge-on-read")])).unwrap();
         assert!(merge_on_read(&mor, DELETE_MODE) && !merge_on_read(&mor, MERGE_MODE));
-        let e = set_properties(&mor, &pairs(&[("format-version", "3")])).unwrap_err();
-        assert!(e.to_string().contains("deletion vectors"), "{e}");
-        let merges = set_properties(&md, &pairs(&[("write.merge.mode", "merge-on-read")])).unwrap();
-        let e = set_properties(&merges, &pairs(&[("format-version", "3")])).unwrap_err();
-        assert!(e.to_string().contains("write.merge.mode"), "{e}");
+        // A v3 table takes merge-on-read too: its deletes are deletion vectors.
+        let v3 = set_properties(&mor, &pairs(&[("format-version", "3")])).unwrap();
+        assert!(merge_on_read(&v3, DELETE_MODE) && crate::iceberg::json::needs_v3(&v3));
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
 use crate::table::position_deletes::replacing_rows;
-use crate::table::properties::{UPDATE_MODE, check_v3_modes, merge_on_read};
+use crate::table::properties::{UPDATE_MODE, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{MATCHED, Post, count_last_flag, rewrite};
 use crate::table::source::{OpenSource, SnapshotSource};
@@ -168,7 +168,6 @@ impl WriteStatement for Update {
         let matched = conjunction(self.filters.clone()).unwrap_or(lit(true)).is_true();
         let files: HashSet<_> = chosen.read.iter().map(|f| f.path.clone()).collect();
         if merge_on_read(md, UPDATE_MODE) && !self.table.is_foreign() {
-            check_v3_modes(md)?;
             return self
                 .merge_on_read(&*provider, snapshot, chosen.read, files, matched)
                 .await;

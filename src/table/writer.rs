@@ -536,6 +536,7 @@ async fn upload(
         pending: Some(crate::spec::data_file::Hold::new(pending)),
         first_row_id: None,
         referenced_data_file: None,
+        blob: None,
     })
 }
 

@@ -103,6 +103,11 @@ struct Entry {
     split_offsets: Option<Vec<i64>>,
     equality_ids: Option<Vec<i32>>,
     sort_order_id: Option<i32>,
+    /// Delete files: the data file whose rows they delete; deletion
+    /// vectors also their blob in the Puffin file (Iceberg v3).
+    referenced_data_file: Option<String>,
+    content_offset: Option<i64>,
+    content_size: Option<i64>,
 }
 
 /// The rows of the metadata table `selection` (`md` has every snapshot's
@@ -153,8 +158,9 @@ pub(super) async fn table(location: &TableLocation, md: &TableMetadata, selectio
                         Some(FileKind::Data) => e.content == 0,
                         Some(FileKind::Deletes) => e.content != 0,
                     });
-            // A file carried into a rewritten manifest is listed again: once here.
-            if wanted && (selection.entries || files.insert(e.path.clone())) {
+            // A file carried into a rewritten manifest is listed again: once
+            // here (a deletion vector by its blob: one Puffin file has many).
+            if wanted && (selection.entries || files.insert((e.path.clone(), e.content_offset))) {
                 rows.push(e);
             }
         }
@@ -250,6 +256,9 @@ fn read_entries(bytes: &[u8], path: &str, spec_id: i32, partition: &PartitionTyp
             }),
             equality_ids: df_ids.get(df, 135).map(|_| df_ids.int_list(df, 135)),
             sort_order_id: df_ids.int(df, 140),
+            referenced_data_file: df_ids.string(df, 143).map(str::to_string),
+            content_offset: df_ids.long(df, 144),
+            content_size: df_ids.long(df, 145),
         });
     }
     Ok(out)
@@ -389,6 +398,20 @@ fn file_columns(rows: &[Entry], partition: &PartitionType) -> Result<Vec<(&'stat
         (
             "sort_order_id",
             Arc::new(Int32Array::from_iter(rows.iter().map(|r| r.sort_order_id))),
+        ),
+        (
+            "referenced_data_file",
+            Arc::new(StringArray::from_iter(
+                rows.iter().map(|r| r.referenced_data_file.as_deref()),
+            )),
+        ),
+        (
+            "content_offset",
+            Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.content_offset))),
+        ),
+        (
+            "content_size_in_bytes",
+            Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.content_size))),
         ),
     ])
 }

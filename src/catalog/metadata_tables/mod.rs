@@ -13,7 +13,7 @@
 //! | `t$files`          | data file or position delete file | path, spec_id, partition, partition_values, record_count, file_size_in_bytes, null_counts, lower_bounds, upper_bounds, content (`data` / `position_deletes`), referenced_data_file |
 //! | `t$partitions`     | (spec, partition values)     | spec_id, partition, partition_values, file_count, record_count, total_size_in_bytes (data files only) |
 //! | `t$entries`, `t$all_entries` | manifest entry (current / every live snapshot) | status, snapshot_id, sequence_number, file_sequence_number, data_file, readable_metrics (Spark's columns; see `entries`) |
-//! | `t$data_files`, `t$delete_files`, `t$all_data_files`, `t$all_delete_files`, `t$all_files` | live file in the Iceberg manifests | content, file_path, file_format, spec_id, partition, record_count, file_size_in_bytes, column_sizes, value_counts, null_value_counts, nan_value_counts, lower_bounds, upper_bounds, key_metadata, split_offsets, equality_ids, sort_order_id, readable_metrics (Spark's columns) |
+//! | `t$data_files`, `t$delete_files`, `t$all_data_files`, `t$all_delete_files`, `t$all_files` | live file in the Iceberg manifests | content, file_path, file_format, spec_id, partition, record_count, file_size_in_bytes, column_sizes, value_counts, null_value_counts, nan_value_counts, lower_bounds, upper_bounds, key_metadata, split_offsets, equality_ids, sort_order_id, referenced_data_file, content_offset, content_size_in_bytes, readable_metrics (Spark's columns, Iceberg 1.8's data file) |
 //! | `t$orphans`        | file of ours nothing references (see `table::orphans`) | path, size, last_modified          |
 //!
 //! `partition` is the Hive path of the partition (`ts_day=2024-01-01/region=EU`);

@@ -215,6 +215,7 @@ pub fn batch_old(
                 pending: None,
                 first_row_id: None,
                 referenced_data_file: None,
+                blob: None,
             },
             known_null_counts: known,
         });
