@@ -144,28 +144,49 @@ async fn vector_positions(
     rows: u64,
 ) -> Result<Arc<[u64]>> {
     let path = location.resolve(&entry.path)?;
-    let key = format!("{}#{}+{}", location.cache_key(&path), blob.offset, blob.length);
+    let bitmap = read_vector(location, &path, &entry.path, blob, entry.record_count).await?;
+    let what = format!("{} at {}", entry.path, blob.offset);
+    let positions: Vec<u64> = bitmap.iter().collect();
+    sorted_within(positions, rows, |p| {
+        format!(
+            "deletion vector {what} deletes row {p} of data file {}, which has {rows} rows",
+            entry.data_file
+        )
+    })
+    .map(Into::into)
+}
+
+/// The deletion vector whose blob is `blob` of the Puffin file `path`
+/// (`stored`: as the manifest names it), read with one ranged GET (cached:
+/// the file never changes), its cardinality checked against the entry's
+/// `record_count`. Our tables' scans and other engines' share it.
+pub async fn read_vector(
+    location: &TableLocation,
+    path: &Path,
+    stored: &str,
+    blob: BlobRange,
+    record_count: u64,
+) -> Result<roaring::RoaringTreemap> {
+    let key = format!("{}#{}+{}", location.cache_key(path), blob.offset, blob.length);
     let bytes = match location.cache.bytes(&key) {
         Some(b) => b,
         None => {
             let (Ok(start), Ok(length)) = (u64::try_from(blob.offset), u64::try_from(blob.length)) else {
                 return crate::format_err!(
-                    "deletion vector {} names a negative blob offset {} or length {}",
-                    entry.path,
+                    "deletion vector {stored} names a negative blob offset {} or length {}",
                     blob.offset,
                     blob.length
                 );
             };
             let b = match location
                 .store
-                .get_range(&path, start..start.saturating_add(length))
+                .get_range(path, start..start.saturating_add(length))
                 .await
             {
                 Ok(b) => b,
                 Err(object_store::Error::NotFound { .. }) => {
                     return Err(Error::Invalid(format!(
-                        "deletion vector file {} of table {} does not exist",
-                        entry.path,
+                        "deletion vector file {stored} of table {} does not exist",
                         location.url()
                     )));
                 }
@@ -175,23 +196,15 @@ async fn vector_positions(
             b
         }
     };
-    let what = format!("{} at {}", entry.path, blob.offset);
+    let what = format!("{stored} at {}", blob.offset);
     let bitmap = crate::iceberg::deletion_vector::decode(&bytes, &what)?;
-    if bitmap.len() != entry.record_count {
+    if bitmap.len() != record_count {
         return crate::format_err!(
-            "deletion vector {what} holds {} positions, its manifest entry says {}",
-            bitmap.len(),
-            entry.record_count
+            "deletion vector {what} holds {} positions, its manifest entry says {record_count}",
+            bitmap.len()
         );
     }
-    let positions: Vec<u64> = bitmap.iter().collect();
-    sorted_within(positions, rows, |p| {
-        format!(
-            "deletion vector {what} deletes row {p} of data file {}, which has {rows} rows",
-            entry.data_file
-        )
-    })
-    .map(Into::into)
+    Ok(bitmap)
 }
 
 /// `column` (integers) as row positions of a `rows`-row file: sorted,

@@ -28,7 +28,7 @@ use super::manifest::{Content, DataFileInfo, Entry, IcebergManifests};
 use crate::error::{Error, Result};
 use crate::formats::deletes::{EqualityDeletes, FileDeletes};
 use crate::iceberg::manifest_list_read::ManifestEntryFile;
-use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, read_columns};
+use crate::manifest::deletes::{FILE_PATH_ID, POS_ID, read_columns, read_vector};
 use crate::spec::Schema;
 use crate::store::TableLocation;
 
@@ -196,36 +196,18 @@ fn check_deletion_vector(entry: &Entry, manifest: &str) -> Result<()> {
     Ok(())
 }
 
-/// The positions of a deletion vector: one ranged read of its blob.
+/// The positions of a deletion vector (read as our tables' are).
 async fn read_deletion_vector(location: &TableLocation, d: &DeleteFile) -> Result<HashMap<String, Vec<u64>>> {
-    let (Some(offset), Some(size), Some(data_file)) = (
+    let (Some(offset), Some(length), Some(data_file)) = (
         d.entry.content_offset,
         d.entry.content_size,
         d.entry.referenced_data_file.as_ref(),
     ) else {
         return crate::format_err!("deletion vector {} lacks its blob's place", d.entry.file_path);
     };
-    let what = format!("{} at {offset}", d.entry.file_path);
-    let range = offset as u64..(offset as u64).saturating_add(size as u64);
-    let blob = match location.store.get_range(&d.path, range).await {
-        Ok(bytes) => bytes,
-        Err(object_store::Error::NotFound { .. }) => {
-            return Err(Error::Invalid(format!(
-                "deletion vector file {} of table {} does not exist",
-                d.entry.file_path,
-                location.url()
-            )));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let bitmap = crate::iceberg::deletion_vector::decode(&blob, &what)?;
-    if bitmap.len() != d.entry.record_count as u64 {
-        return crate::format_err!(
-            "deletion vector {what} holds {} positions, its manifest entry says {}",
-            bitmap.len(),
-            d.entry.record_count
-        );
-    }
+    let blob = crate::spec::BlobRange { offset, length };
+    let count = d.entry.record_count.max(0) as u64;
+    let bitmap = read_vector(location, &d.path, &d.entry.file_path, blob, count).await?;
     Ok(HashMap::from([(data_file.clone(), bitmap.iter().collect())]))
 }
 
