@@ -11,6 +11,7 @@
 //! | MERGE 10,000 keys, merge-on-read | the same table, `write.merge.mode` = `merge-on-read` | the same MERGE copy-on-write (time and bytes written) |
 //! | DELETE 100 scattered rows, merge-on-read | 10 M rows, 100 `day(ts)` files | the same DELETE copy-on-write (time and bytes written) |
 //! | full scan with 1 % of rows deleted (merge-on-read) | 10 M rows, 100 files | the same scan of the table before the DELETE |
+//! | the two cases above on format version 3 (deletion vectors) | the same, `'format-version' = '3'` | the same baselines, also version 3 |
 //!
 //! Files read / dropped unread come from `EXPLAIN FILES <statement>`.
 //! `cargo bench --bench dml`; under `cargo test` every case runs once on
@@ -132,8 +133,9 @@ fn written_since(dir: &std::path::Path, before: &std::collections::BTreeMap<std:
 
 /// DELETE of 100 scattered rows, merge-on-read against copy-on-write on two
 /// identical tables; then a full scan of a table with 1 % of its rows
-/// deleted against the same scan before the DELETE.
-async fn merge_on_read_delete(s: &Size) {
+/// deleted against the same scan before the DELETE. Format version 2 deletes
+/// are position delete files, version 3 deletes deletion vectors.
+async fn merge_on_read_delete(s: &Size, version: u8) {
     let dir = tempfile::tempdir().unwrap();
     let ctx = session(dir.path()).await.unwrap();
     let days = 100;
@@ -145,7 +147,7 @@ async fn merge_on_read_delete(s: &Size) {
         run(
             &ctx,
             &format!(
-                "CREATE TABLE {t} (id BIGINT, ts TIMESTAMP, v DOUBLE, s VARCHAR) PARTITIONED BY (day(ts)) TBLPROPERTIES ('write.delete.mode' = '{mode}')"
+                "CREATE TABLE {t} (id BIGINT, ts TIMESTAMP, v DOUBLE, s VARCHAR) PARTITIONED BY (day(ts)) TBLPROPERTIES ('write.delete.mode' = '{mode}', 'format-version' = '{version}')"
             ),
         )
         .await;
@@ -196,8 +198,13 @@ async fn merge_on_read_delete(s: &Size) {
         "SELECT count(*) FROM \"mor$files\" WHERE content = 'position_deletes'",
     )
     .await;
+    let kind = if version >= 3 {
+        "deletion vectors"
+    } else {
+        "delete files"
+    };
     println!(
-        "| DELETE {expected} scattered rows of {} (100 files), merge-on-read | {:.1} ms, wrote {b_mor} bytes ({deletes} delete files) | copy-on-write: {:.1} ms, wrote {b_cow} bytes | {:.3}x time, {:.4}x bytes | table {table_bytes} bytes; `SELECT count(*)` of the rows: {:.1} ms |",
+        "| DELETE {expected} scattered rows of {} (100 files), merge-on-read v{version} | {:.1} ms, wrote {b_mor} bytes ({deletes} {kind}) | copy-on-write: {:.1} ms, wrote {b_cow} bytes | {:.3}x time, {:.4}x bytes | table {table_bytes} bytes; `SELECT count(*)` of the rows: {:.1} ms |",
         s.mor_rows,
         ms(t_mor),
         ms(t_cow),
@@ -220,7 +227,7 @@ async fn merge_on_read_delete(s: &Size) {
     }
     let (plain, deleted) = (median(plain), median(deleted));
     println!(
-        "| full scan, {:.2} % of {} rows deleted (merge-on-read) | {:.1} ms | before the DELETE: {:.1} ms | {:.2}x | median of {rounds} |",
+        "| full scan, {:.2} % of {} rows deleted (merge-on-read v{version}) | {:.1} ms | before the DELETE: {:.1} ms | {:.2}x | median of {rounds} |",
         100.0 * (s.mor_rows - kept) as f64 / s.mor_rows as f64,
         s.mor_rows,
         ms(deleted),
@@ -499,6 +506,9 @@ async fn main() {
         optimize_small_files(s).await;
     }
     if wanted("merge_on_read_delete") {
-        merge_on_read_delete(s).await;
+        merge_on_read_delete(s, 2).await;
+    }
+    if wanted("deletion_vectors") {
+        merge_on_read_delete(s, 3).await;
     }
 }

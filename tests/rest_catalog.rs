@@ -545,3 +545,149 @@ fn add_column_through_our_client_of_our_server() {
     let read = client(&python, &s.url, None, &["pyiceberg-read", "ns.events", "id = 7"]);
     assert_eq!(read["rows"][0]["note"], json!("noted"), "{read}");
 }
+
+/// Other engines' merge-on-read deletes through the server: DuckDB's DELETE and UPDATE
+/// (position delete files) commit, and pyiceberg, DuckDB and our engine read the same rows;
+/// our statements on the table afterwards (copy-on-write and merge-on-read DML, MERGE,
+/// optimize) apply them. Delete files committed through pyiceberg's manifest writer are kept
+/// when they prove what they delete, refused (nothing changed) when they name two data files,
+/// a file of another table, a position past the end, or delete by equality.
+#[test]
+fn other_engines_deletes_commit_and_our_statements_apply_them() {
+    let Some(python) = python("other_engines_deletes_commit_and_our_statements_apply_them") else {
+        return;
+    };
+    let s = serve(None);
+    ours(&s.warehouse, "CREATE SCHEMA ns");
+    ours(&s.warehouse, "CREATE TABLE ns.d (id BIGINT, name VARCHAR)");
+    ours(
+        &s.warehouse,
+        "INSERT INTO ns.d SELECT value, concat('n', CAST(value AS VARCHAR)) FROM generate_series(1, 20)",
+    );
+    ours(
+        &s.warehouse,
+        "INSERT INTO ns.d SELECT value, concat('m', CAST(value AS VARCHAR)) FROM generate_series(21, 30)",
+    );
+    let duck = client(
+        &python,
+        &s.url,
+        None,
+        &[
+            "duckdb-dml",
+            "ns.d",
+            "DELETE FROM {t} WHERE id % 5 = 0",
+            "UPDATE {t} SET name = 'duck' WHERE id = 7",
+            "DELETE FROM {t} WHERE id = 23",
+        ],
+    );
+    assert_eq!(duck["answers"], json!([6, 1, 1]), "{duck}");
+    let expected: Vec<Value> = (1..=30)
+        .filter(|i| i % 5 != 0 && *i != 23)
+        .map(|i| {
+            let name = match i {
+                7 => "duck".to_string(),
+                i if i <= 20 => format!("n{i}"),
+                i => format!("m{i}"),
+            };
+            json!({"id": i, "name": name})
+        })
+        .collect();
+    let expected = sorted(expected);
+    assert_eq!(rows(&duck["rows"]), expected);
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.d"), expected);
+    let read = client(&python, &s.url, None, &["pyiceberg-read", "ns.d"]);
+    assert_eq!(rows(&read["rows"]), expected, "{read}");
+    let filtered = client(&python, &s.url, None, &["pyiceberg-read", "ns.d", "id < 12"]);
+    assert_eq!(
+        rows(&filtered["rows"]),
+        expected
+            .iter()
+            .filter(|r| r["id"].as_i64().unwrap() < 12)
+            .cloned()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        ours(
+            &s.warehouse,
+            "SELECT count(*) AS n FROM ns.\"d$files\" WHERE content = 'position_deletes'"
+        ),
+        // Two for the first DELETE (one per data file), one each for the UPDATE and the DELETE.
+        vec![json!({"n": 4})]
+    );
+
+    // Our statements on the table holding DuckDB's deletes.
+    ours(&s.warehouse, "UPDATE ns.d SET name = 'ours' WHERE id IN (1, 21)");
+    ours(
+        &s.warehouse,
+        "ALTER TABLE ns.d SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read')",
+    );
+    ours(&s.warehouse, "DELETE FROM ns.d WHERE id IN (2, 22)");
+    ours(
+        &s.warehouse,
+        "MERGE INTO ns.d t USING (SELECT 3 AS id UNION ALL SELECT 40) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = 'merged' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new')",
+    );
+    let mut after: Vec<Value> = expected
+        .iter()
+        .filter(|r| ![2, 22].contains(&r["id"].as_i64().unwrap()))
+        .map(|r| match r["id"].as_i64().unwrap() {
+            1 | 21 => json!({"id": r["id"], "name": "ours"}),
+            3 => json!({"id": 3, "name": "merged"}),
+            _ => r.clone(),
+        })
+        .collect();
+    after.push(json!({"id": 40, "name": "new"}));
+    let after = sorted(after);
+    let check = |step: &str| {
+        assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.d"), after, "ours after {step}");
+        let read = client(&python, &s.url, None, &["pyiceberg-read", "ns.d"]);
+        assert_eq!(rows(&read["rows"]), after, "pyiceberg after {step}");
+        let duck = client(&python, &s.url, None, &["duckdb-dml", "ns.d"]);
+        assert_eq!(rows(&duck["rows"]), after, "DuckDB after {step}");
+    };
+    check("our DML");
+    ours(&s.warehouse, "ALTER TABLE ns.d EXECUTE optimize");
+    check("optimize");
+    assert_eq!(
+        ours(
+            &s.warehouse,
+            "SELECT count(*) AS n FROM ns.\"d$files\" WHERE content = 'position_deletes'"
+        ),
+        vec![json!({"n": 0})]
+    );
+
+    // Delete files written through pyiceberg's manifest writer.
+    ours(&s.warehouse, "CREATE TABLE ns.c (id BIGINT, name VARCHAR)");
+    ours(
+        &s.warehouse,
+        "INSERT INTO ns.c SELECT value, 'c' FROM generate_series(0, 9)",
+    );
+    ours(
+        &s.warehouse,
+        "INSERT INTO ns.c SELECT value, 'c' FROM generate_series(10, 19)",
+    );
+    ours(&s.warehouse, "CREATE TABLE ns.other (id BIGINT)");
+    ours(&s.warehouse, "INSERT INTO ns.other VALUES (1)");
+    let bad = client(&python, &s.url, None, &["client-deletes", "ns.c", "ns.other"]);
+    assert_eq!(bad["good"], json!({"error": null, "changed": true}), "{bad}");
+    assert_eq!(
+        ours(&s.warehouse, "SELECT count(*) AS n FROM ns.c"),
+        vec![json!({"n": 18})]
+    );
+    assert_eq!(rows(&bad["rows"]).len(), 18, "{bad}");
+    for (case, says) in [
+        ("two_files", "deletes rows of 2 data files"),
+        ("other_table", "outside the table location"),
+        ("past_end", "which has 10 rows"),
+        ("equality", "equality deletes are not supported"),
+    ] {
+        let error = bad[case]["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{case} committed: {bad}"));
+        assert!(error.contains("BadRequest") && error.contains(says), "{case}: {error}");
+        assert_eq!(bad[case]["changed"], json!(false), "{case}: {bad}");
+    }
+    assert_eq!(
+        ours(&s.warehouse, "SELECT count(*) AS n FROM ns.c"),
+        vec![json!({"n": 18})]
+    );
+}

@@ -135,6 +135,21 @@ pub async fn positions(location: &TableLocation, entry: &DeleteEntry, rows: u64)
     Ok(positions.into())
 }
 
+/// The data files a Parquet position delete file (`stored`) deletes rows
+/// of, as its `file_path` column names them: distinct, sorted.
+pub async fn named_data_files(location: &TableLocation, stored: &str) -> Result<Vec<String>> {
+    let path = location.resolve(stored)?;
+    let bytes = fetch(location, &path, stored).await?;
+    let (batch, _) = read_columns(bytes, &[(FILE_PATH_ID, "file_path")], stored)?;
+    let column = cast(batch.column(0), &DataType::Utf8)?;
+    let names = column.as_string::<i32>();
+    if names.null_count() > 0 {
+        return crate::format_err!("delete file {stored} has a null file_path");
+    }
+    let distinct: std::collections::BTreeSet<&str> = names.iter().flatten().collect();
+    Ok(distinct.into_iter().map(str::to_string).collect())
+}
+
 /// The positions of a deletion vector: one ranged read of its blob
 /// (cached), its cardinality checked against the entry.
 async fn vector_positions(

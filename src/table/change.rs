@@ -114,6 +114,9 @@ pub struct Change {
     pub deletion_vectors: bool,
     /// Deletion vectors among the delete files it removes.
     pub removed_vectors: u64,
+    /// Its delete files were written by another engine (a REST client),
+    /// whatever our write modes say: only the format version is checked.
+    pub client_deletes: bool,
     /// Data manifests of the base (by path) listing files this change
     /// writes deletes for: replaced since the base means the files may be
     /// gone or rewritten, a conflict.
@@ -157,6 +160,7 @@ impl Change {
             removed_position_deletes: 0,
             deletion_vectors: false,
             removed_vectors: 0,
+            client_deletes: false,
             referenced: BTreeSet::new(),
             scope: ConflictScope::Nothing,
             pending: Pending::start(),
@@ -247,6 +251,7 @@ impl Change {
             return Err(conflict(table, problem));
         }
         if let Some(key) = self.operation.mode_key()
+            && !self.client_deletes
             && !crate::table::properties::merge_on_read(md, key)
         {
             return Err(conflict(

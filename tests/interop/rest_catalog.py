@@ -24,6 +24,11 @@ compare as JSON with our side.
                                                    written), and a plain create of that name
     rest_catalog.py duckdb-ctas URI TABLE          DuckDB's CREATE TABLE … AS SELECT through ATTACH (a staged create)
     rest_catalog.py overwrite URI TABLE FILTER     pyiceberg's overwrite(df, overwrite_filter=FILTER) of one row
+    rest_catalog.py duckdb-dml URI TABLE SQL...    DuckDB statements through ATTACH (its merge-on-read DELETE and UPDATE
+                                                   write position delete files); each one's answer, then the rows
+    rest_catalog.py client-deletes URI TABLE OTHER delete files committed through pyiceberg's manifest writer: good ones
+                                                   (rows 0 and 2 of a data file), then bad ones (two data files, a file of
+                                                   table OTHER, a position past the end, equality deletes), each refused
 
 Each prints one JSON object on stdout; an engine error exits 1 with the message on stderr.
 Set HP_CATALOG_TOKEN to send a bearer token.
@@ -314,6 +319,59 @@ def overwrite(uri: str, name: str, overwrite_filter: str) -> dict:
     return {"rows": rows(catalog(uri).load_table(name).scan().to_arrow())}
 
 
+def duckdb_dml(uri: str, name: str, statements: list[str]) -> dict:
+    con = duckdb_attach(uri)
+    answers = [con.execute(sql.replace("{t}", f"hp.{name}")).fetchall()[0][0] for sql in statements]
+    return {"answers": answers, "rows": rows(con.execute(f"SELECT * FROM hp.{name}").fetch_arrow_table())}
+
+
+def client_deletes(uri: str, name: str, other: str) -> dict:
+    import uuid
+
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.typedef import Record
+    from pyiceberg_deletes import commit_row_delta, local_path, write_position_delete_file
+
+    cat = catalog(uri)
+    table = cat.load_table(name)
+    files = sorted((t.file.file_path, t.file.record_count) for t in table.scan().plan_files())
+    theirs = sorted(t.file.file_path for t in cat.load_table(other).scan().plan_files())
+    where = table.location() + "/data/"
+
+    def attempt(case: str, content: list[tuple[str, int]], equality: bool = False) -> dict:
+        tbl = cat.load_table(name)
+        before = tbl.current_snapshot().snapshot_id
+        path = f"{where}{case}-{uuid.uuid4()}-deletes.parquet"
+        df = write_position_delete_file(path, content, Record())
+        if equality:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            ids = pa.table({"id": pa.array([c[1] for c in content], pa.int64())},
+                           schema=pa.schema([pa.field("id", pa.int64(), metadata={"PARQUET:field_id": "1"})]))
+            pq.write_table(ids, local_path(path))
+            df = DataFile.from_args(content=DataFileContent.EQUALITY_DELETES, file_path=path,
+                                    file_format=FileFormat.PARQUET, partition=Record(), record_count=len(content),
+                                    file_size_in_bytes=os.path.getsize(local_path(path)), equality_ids=[1])
+        try:
+            commit_row_delta(tbl, Operation.DELETE, delete_files=[df])
+            error = None
+        except Exception as e:  # the server's 4xx, as pyiceberg raises it
+            error = f"{type(e).__name__}: {e}"
+        after = cat.load_table(name).current_snapshot().snapshot_id
+        return {"error": error, "changed": after != before}
+
+    first, rows_in_first = files[0]
+    out = {"good": attempt("good", [(first, 0), (first, 2)])}
+    out["rows"] = rows(cat.load_table(name).scan().to_arrow())
+    out["two_files"] = attempt("two", [(first, 1), (files[1][0], 0)])
+    out["other_table"] = attempt("other", [(theirs[0], 0)])
+    out["past_end"] = attempt("past", [(first, rows_in_first)])
+    out["equality"] = attempt("equality", [(first, 3)], equality=True)
+    return out
+
+
 def errors(uri: str) -> dict:
     out = {}
     headers = {"Content-Type": "application/json"}
@@ -390,6 +448,10 @@ def main() -> int:
         result = duckdb_ctas(uri, args[2])
     elif action == "overwrite":
         result = overwrite(uri, args[2], args[3])
+    elif action == "duckdb-dml":
+        result = duckdb_dml(uri, args[2], args[3:])
+    elif action == "client-deletes":
+        result = client_deletes(uri, args[2], args[3])
     else:
         print(f"unknown action {action}", file=sys.stderr)
         return 2

@@ -466,6 +466,8 @@ struct FileRow {
     deletes: bool,
     /// For a position delete file: the data file it names.
     referenced: Option<String>,
+    /// For a deletion vector: its blob in the Puffin file `path`.
+    blob: Option<crate::spec::BlobRange>,
 }
 
 async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<FileRow>> {
@@ -494,6 +496,7 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
         let referenced = b
             .column_by_name(REFERENCED_DATA_FILE)
             .map(|c| c.as_string::<i32>().clone());
+        let blobs = crate::manifest::format::blob_ranges(&b);
         for i in 0..b.num_rows() {
             let mut dirs = Vec::new();
             if let Some(s) = &strings {
@@ -549,6 +552,7 @@ async fn file_rows(location: &TableLocation, md: &TableMetadata) -> Result<Vec<F
                     .as_ref()
                     .filter(|r| r.is_valid(i))
                     .map(|r| r.value(i).to_string()),
+                blob: blobs[i],
             });
         }
     }
@@ -613,6 +617,9 @@ async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBat
             Field::new("upper_bounds", DataType::Utf8, false),
             Field::new("content", DataType::Utf8, false),
             Field::new("referenced_data_file", DataType::Utf8, true),
+            Field::new("file_format", DataType::Utf8, false),
+            Field::new("content_offset", DataType::Int64, true),
+            Field::new("content_size_in_bytes", DataType::Int64, true),
         ],
         vec![
             Arc::new(StringArray::from_iter_values(r.iter().map(|x| x.path.as_str()))),
@@ -628,6 +635,11 @@ async fn files(location: &TableLocation, md: &TableMetadata) -> Result<RecordBat
                 r.iter().map(|x| if x.deletes { "position_deletes" } else { "data" }),
             )),
             Arc::new(StringArray::from_iter(r.iter().map(|x| x.referenced.as_deref()))),
+            Arc::new(StringArray::from_iter_values(
+                r.iter().map(|x| if x.blob.is_some() { "PUFFIN" } else { "PARQUET" }),
+            )),
+            Arc::new(Int64Array::from_iter(r.iter().map(|x| x.blob.map(|b| b.offset)))),
+            Arc::new(Int64Array::from_iter(r.iter().map(|x| x.blob.map(|b| b.length)))),
         ],
     )
 }

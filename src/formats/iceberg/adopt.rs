@@ -11,7 +11,7 @@
 //! | the Iceberg twin of one of our manifests | that manifest, kept as it is                       |
 //! | one the client wrote                     | its live entries: files of the parent snapshot (survivors of a rewrite) or new files |
 //! | the twin of one of our delete manifests  | that manifest, kept (one the list leaves out leaves the table) |
-//! | a manifest of delete files the client wrote | refused (other engines' merge-on-read is not supported yet) |
+//! | a manifest of delete files the client wrote | its position delete files and deletion vectors, checked (`adopt_deletes`); equality deletes refused |
 //!
 //! A manifest of the parent snapshot that lost files is replaced by one
 //! listing its files the client still lists (our own survivors, with their
@@ -201,6 +201,7 @@ pub async fn adopt(
         .collect();
     let mut kept: HashSet<&str> = HashSet::new();
     let mut theirs = HashMap::new();
+    let mut their_deletes = Vec::new();
     // An older version of one of our delete manifests (a client that
     // committed several snapshots at once lists the one it read, which our
     // commit of its first snapshot rewrote): the parent's delete manifests
@@ -213,12 +214,7 @@ pub async fn adopt(
                 kept.insert(ours.path.as_str());
             }
             None if entry.content != 0 && written_by_us(md, &stored) => all_deletes_stay = true,
-            None if entry.content != 0 => {
-                return Err(Error::Invalid(format!(
-                    "add-snapshot: manifest {} lists delete files the client wrote; merge-on-read deletes of other engines are not supported on tables of this catalog yet (write with copy-on-write)",
-                    entry.path
-                )));
-            }
+            None if entry.content != 0 => their_deletes.push(entry.clone()),
             None => {
                 theirs.insert(stored, entry.clone());
             }
@@ -320,8 +316,26 @@ pub async fn adopt(
             })
         })
         .collect::<Result<_>>()?;
+    // The client's delete files, checked against the files that stay.
+    let leaving: HashSet<&str> = dropped
+        .keys()
+        .filter(|p| !still.contains(*p))
+        .map(String::as_str)
+        .collect();
+    let new_files: HashSet<&str> = added.values().flatten().map(|f| f.path.as_str()).collect();
+    let deletes = super::adopt_deletes::client_deletes(
+        location,
+        md,
+        &manifests,
+        &their_deletes,
+        &parent_manifests,
+        &kept,
+        &leaving,
+        &new_files,
+    )
+    .await?;
     // Only adding files lets an append move onto another snapshot.
-    if rebased && (!removed.is_empty() || !dropped_deletes.is_empty()) {
+    if rebased && (!removed.is_empty() || !dropped_deletes.is_empty() || !deletes.is_empty()) {
         return Err(Error::CommitConflict {
             table: table.to_string(),
             detail: format!(
@@ -345,6 +359,13 @@ pub async fn adopt(
         }
         for (spec_id, files) in &added {
             change.add_files(location, md.spec(*spec_id)?, files).await?;
+        }
+        if let Some(parent) = &parent
+            && !deletes.is_empty()
+        {
+            change.client_deletes = true;
+            change.deletion_vectors = deletes.iter().any(|(d, _)| d.blob.is_some());
+            change.add_deletes(location, md, parent, &deletes).await?;
         }
         Ok::<_, Error>(())
     }

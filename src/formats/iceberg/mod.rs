@@ -20,6 +20,7 @@
 //! `schema.name-mapping.default`.
 
 pub mod adopt;
+mod adopt_deletes;
 pub mod commit;
 pub mod deletes;
 pub mod manifest;

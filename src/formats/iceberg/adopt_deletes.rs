@@ -1,0 +1,227 @@
+//! The delete files of a snapshot another engine wrote for a table of ours
+//! (DuckDB's merge-on-read DELETE and UPDATE, Spark's, Trino's), checked and
+//! turned into delete files of ours, so our scans, statements and optimize
+//! apply them as they apply our own.
+//!
+//! | the client's delete file | kept when | as |
+//! |---|---|---|
+//! | Parquet position deletes (v2 table) | every row names one data file of the table, live in the snapshot, and its positions lie in that file | a position delete file of that data file |
+//! | deletion vector (v3 table) | it names a live data file, which keeps no other vector, and its blob decodes to `record_count` positions within the file | that file's vector |
+//! | equality deletes | never: refused with the reason (our tables apply deletes by position) | |
+//!
+//! A delete file is trusted for nothing it does not prove: the data file a
+//! Parquet delete file names is read from the file itself (its `file_path`
+//! column), not taken from the manifest, because our scans apply every
+//! position of a delete file to the one data file it is listed for.
+//!
+//! ```text
+//! parent: data [a.parquet (10 rows)]      client: deletes [d.parquet: (a.parquet, 2), (a.parquet, 4)]
+//! change: delete manifest [d.parquet -> a.parquet, 2 positions]
+//! ```
+
+use std::collections::{HashMap, HashSet};
+
+use super::manifest::IcebergManifests;
+use crate::error::{Error, Result};
+use crate::iceberg::manifest_entries::{Content, Entry};
+use crate::iceberg::manifest_list_read::ManifestEntryFile;
+use crate::manifest::deletes::{DeleteEntry, delete_entries, named_data_files, positions};
+use crate::manifest::format::data_files;
+use crate::manifest::{DataFile, read_manifest};
+use crate::spec::{BlobRange, ManifestFile, TableMetadata};
+use crate::store::TableLocation;
+
+/// A data file of the parent snapshot, as a delete file needs it.
+struct Target {
+    file: DataFile,
+    /// Its manifest's index in the parent snapshot.
+    manifest: usize,
+}
+
+/// The client's delete files, checked, each with the index (in the parent
+/// snapshot) of the manifest listing the data file it deletes from.
+///
+/// `listed` are the delete manifests the client wrote; `kept` the parent's
+/// delete manifests its list keeps; `leaving` the data files (stored paths)
+/// the snapshot removes; `new_files` those it adds.
+pub(super) async fn client_deletes(
+    location: &TableLocation,
+    md: &TableMetadata,
+    manifests: &IcebergManifests,
+    listed: &[ManifestEntryFile],
+    parent: &[&ManifestFile],
+    kept: &HashSet<&str>,
+    leaving: &HashSet<&str>,
+    new_files: &HashSet<&str>,
+) -> Result<Vec<(DataFile, usize)>> {
+    let mut entries: Vec<(Entry, &str)> = Vec::new();
+    for m in listed {
+        for e in manifests.entries(location, m).await.map_err(|e| client(e, &m.path))? {
+            entries.push((e, m.path.as_str()));
+        }
+    }
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let targets = parent_data_files(location, md, parent).await?;
+    // Delete files of the parent that stay: listed again, they are not new.
+    let kept_manifests: Vec<&ManifestFile> = parent
+        .iter()
+        .filter(|m| m.is_deletes() && kept.contains(m.path.as_str()))
+        .copied()
+        .collect();
+    let staying: Vec<DeleteEntry> = delete_entries(location, md, &kept_manifests).await?;
+    let staying_paths: HashSet<(&str, Option<i64>)> = staying
+        .iter()
+        .map(|d| (d.path.as_str(), d.blob.map(|b| b.offset)))
+        .collect();
+    let mut vectors: HashSet<String> = staying
+        .iter()
+        .filter(|d| d.blob.is_some())
+        .map(|d| d.data_file.clone())
+        .collect();
+    let v3 = crate::iceberg::json::needs_v3(md);
+    let rebase = manifests.rebase();
+    let mut out = Vec::new();
+    for (entry, manifest) in entries {
+        let at = |what: String| {
+            Error::Invalid(format!(
+                "add-snapshot: delete file {} (manifest {manifest}): {what}",
+                entry.file_path
+            ))
+        };
+        if entry.content == Content::EqualityDeletes {
+            return Err(at(
+                "equality deletes are not supported on tables of this catalog (write position deletes, deletion vectors or copy-on-write)".into(),
+            ));
+        }
+        let stored = rebase.stored(&entry.file_path)?;
+        let blob = match (entry.content_offset, entry.content_size) {
+            (Some(offset), Some(length)) => Some(BlobRange { offset, length }),
+            (None, None) => None,
+            _ => {
+                return Err(at(
+                    "a deletion vector needs both content_offset and content_size_in_bytes".into(),
+                ));
+            }
+        };
+        if staying_paths.contains(&(stored.as_str(), blob.map(|b| b.offset))) {
+            continue;
+        }
+        match (v3, blob.is_some()) {
+            (true, false) => {
+                return Err(at(
+                    "the table is Iceberg format version 3, whose position deletes are deletion vectors, not position delete files".into(),
+                ));
+            }
+            (false, true) => {
+                return Err(at(
+                    "deletion vectors need Iceberg format version 3; the table is version 2".into(),
+                ));
+            }
+            _ => {}
+        }
+        // The data file it deletes from, as the file itself says.
+        let named = match (&blob, &entry.referenced_data_file) {
+            (Some(_), Some(r)) => rebase.stored(r)?,
+            (Some(_), None) => {
+                return Err(at(
+                    "a deletion vector must name its data file (referenced_data_file)".into()
+                ));
+            }
+            (None, referenced) => {
+                let paths = named_data_files(location, &stored)
+                    .await
+                    .map_err(|e| client(e, manifest))?;
+                let [only] = paths.as_slice() else {
+                    return Err(at(format!(
+                        "it deletes rows of {} data files; this catalog keeps position delete files of one data file each",
+                        paths.len()
+                    )));
+                };
+                let only = rebase.stored(only)?;
+                if let Some(r) = referenced
+                    && rebase.stored(r)? != only
+                {
+                    return Err(at(format!("its manifest entry names data file {r}, its rows another")));
+                }
+                only
+            }
+        };
+        if new_files.contains(named.as_str()) {
+            return Err(at(format!(
+                "it deletes rows of {named}, which the same snapshot adds (write the file without those rows)"
+            )));
+        }
+        let Some(target) = targets.get(&named).filter(|_| !leaving.contains(named.as_str())) else {
+            return Err(at(format!("data file {named} is not a live file of the table")));
+        };
+        if blob.is_some() && !vectors.insert(named.clone()) {
+            return Err(at(format!(
+                "data file {named} already has a deletion vector (a data file has at most one; the new one must replace it)"
+            )));
+        }
+        // Positions within the file, as many as the entry says.
+        let check = DeleteEntry {
+            path: stored.clone(),
+            data_file: named.clone(),
+            record_count: entry.record_count.max(0) as u64,
+            blob,
+        };
+        let found = positions(location, &check, target.file.record_count)
+            .await
+            .map_err(|e| client(e, manifest))?;
+        if blob.is_none() && found.len() as u64 != check.record_count {
+            return Err(at(format!(
+                "it holds {} distinct positions, its manifest entry says {}",
+                found.len(),
+                check.record_count
+            )));
+        }
+        out.push((
+            DataFile {
+                path: stored,
+                file_size: entry.file_size.max(0) as u64,
+                record_count: check.record_count,
+                spec_id: target.file.spec_id,
+                partition: target.file.partition.clone(),
+                partition_strings: target.file.partition_strings.clone(),
+                column_stats: Vec::new(),
+                pending: None,
+                first_row_id: None,
+                referenced_data_file: Some(named),
+                blob,
+            },
+            target.manifest,
+        ));
+    }
+    Ok(out)
+}
+
+/// Every data file of the parent snapshot, by stored path.
+async fn parent_data_files(
+    location: &TableLocation,
+    md: &TableMetadata,
+    parent: &[&ManifestFile],
+) -> Result<HashMap<String, Target>> {
+    let mut out = HashMap::new();
+    for (index, m) in parent.iter().enumerate() {
+        if m.is_deletes() {
+            continue;
+        }
+        let spec = md.spec(m.spec_id)?;
+        let batch = read_manifest(location, m, spec, None).await?;
+        for file in data_files(spec, &batch)? {
+            out.insert(file.path.clone(), Target { file, manifest: index });
+        }
+    }
+    Ok(out)
+}
+
+/// A file the client wrote that cannot be read is the client's mistake.
+fn client(e: Error, manifest: &str) -> Error {
+    match e {
+        Error::Format(m) | Error::Invalid(m) => Error::Invalid(format!("add-snapshot: manifest {manifest}: {m}")),
+        other => other,
+    }
+}
