@@ -663,22 +663,18 @@ fn other_engines_deletes_commit_and_our_statements_apply_them() {
     );
     ours(
         &s.warehouse,
-        "INSERT INTO ns.c SELECT value, 'c' FROM generate_series(10, 19)",
+        "INSERT INTO ns.c SELECT value, CASE WHEN value = 15 THEN NULL ELSE 'c' END FROM generate_series(10, 19)",
     );
     ours(&s.warehouse, "CREATE TABLE ns.other (id BIGINT)");
     ours(&s.warehouse, "INSERT INTO ns.other VALUES (1)");
     let bad = client(&python, &s.url, None, &["client-deletes", "ns.c", "ns.other"]);
     assert_eq!(bad["good"], json!({"error": null, "changed": true}), "{bad}");
-    assert_eq!(
-        ours(&s.warehouse, "SELECT count(*) AS n FROM ns.c"),
-        vec![json!({"n": 18})]
-    );
     assert_eq!(rows(&bad["rows"]).len(), 18, "{bad}");
     for (case, says) in [
         ("two_files", "deletes rows of 2 data files"),
         ("other_table", "outside the table location"),
         ("past_end", "which has 10 rows"),
-        ("equality", "equality deletes are not supported"),
+        ("unknown_column", "column id 99 is not a top-level column"),
     ] {
         let error = bad[case]["error"]
             .as_str()
@@ -686,8 +682,49 @@ fn other_engines_deletes_commit_and_our_statements_apply_them() {
         assert!(error.contains("BadRequest") && error.contains(says), "{case}: {error}");
         assert_eq!(bad[case]["changed"], json!(false), "{case}: {bad}");
     }
+    // Equality deletes: ids 3 and 13 leave (1000 matches nothing), then the row whose name is
+    // NULL (NULL matches NULL in an equality delete).
+    assert_eq!(bad["equality"], json!({"error": null, "changed": true}), "{bad}");
+    let left: Vec<i64> = rows(&bad["equality_rows"])
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(left.len(), 16, "{bad}");
+    assert!(!left.contains(&3) && !left.contains(&13), "{bad}");
+    assert_eq!(bad["equality_null"], json!({"error": null, "changed": true}), "{bad}");
+    let expected: Vec<Value> = rows(&bad["equality_rows"])
+        .into_iter()
+        .filter(|r| r["id"] != json!(15))
+        .collect();
+    assert_eq!(expected.len(), 15, "{bad}");
+    assert_eq!(rows(&bad["null_rows"]), expected);
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.c"), expected);
+    let duck = client(&python, &s.url, None, &["duckdb-dml", "ns.c"]);
+    assert_eq!(rows(&duck["rows"]), expected);
+    // The table holds position deletes only: the equality deletes became positions.
     assert_eq!(
-        ours(&s.warehouse, "SELECT count(*) AS n FROM ns.c"),
-        vec![json!({"n": 18})]
+        ours(
+            &s.warehouse,
+            "SELECT count(*) AS n, sum(record_count) AS deleted FROM ns.\"c$files\" WHERE content = 'position_deletes'"
+        ),
+        vec![json!({"n": 4, "deleted": 5})]
     );
+
+    // An equality delete in one partition deletes nothing in another.
+    ours(
+        &s.warehouse,
+        "CREATE TABLE ns.p (id BIGINT, region VARCHAR) PARTITIONED BY (region)",
+    );
+    ours(
+        &s.warehouse,
+        "INSERT INTO ns.p VALUES (1, 'a'), (2, 'a'), (1, 'b'), (2, 'b')",
+    );
+    let scoped = client(&python, &s.url, None, &["partition-equality", "ns.p"]);
+    let expected = sorted(vec![
+        json!({"id": 2, "region": "a"}),
+        json!({"id": 1, "region": "b"}),
+        json!({"id": 2, "region": "b"}),
+    ]);
+    assert_eq!(rows(&scoped["rows"]), expected, "{scoped}");
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.p"), expected);
 }

@@ -289,27 +289,40 @@ fn column_index(schema: &ArrowSchema, id: i32, name: &str) -> Option<usize> {
 /// Read the columns `ids` (field id, name) of a Parquet delete file `what`:
 /// one batch, and per requested id the index of its column in it.
 pub fn read_columns(bytes: Bytes, ids: &[(i32, &str)], what: &str) -> Result<(RecordBatch, Vec<usize>)> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
-        .map_err(|e| Error::Format(format!("delete file {what} is not a readable Parquet file: {e}")))?;
-    let schema = Arc::clone(builder.schema());
-    let mut indices = Vec::with_capacity(ids.len());
-    for (id, name) in ids {
-        let Some(i) = column_index(&schema, *id, name) else {
+    let (batch, found) = read_present_columns(bytes, ids, what)?;
+    let mut out = Vec::with_capacity(found.len());
+    for ((id, name), index) in ids.iter().zip(found) {
+        let Some(index) = index else {
             return crate::format_err!("delete file {what} has no column with field id {id} ({name})");
         };
-        indices.push(i);
+        out.push(index);
     }
-    let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
+    Ok((batch, out))
+}
+
+/// Like [`read_columns`], for a file that may lack some of the columns (a
+/// data file older than a column): `None` for those.
+pub fn read_present_columns(
+    bytes: Bytes,
+    ids: &[(i32, &str)],
+    what: &str,
+) -> Result<(RecordBatch, Vec<Option<usize>>)> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .map_err(|e| Error::Format(format!("file {what} is not a readable Parquet file: {e}")))?;
+    let schema = Arc::clone(builder.schema());
+    let indices: Vec<Option<usize>> = ids.iter().map(|(id, name)| column_index(&schema, *id, name)).collect();
+    let mut present: Vec<usize> = indices.iter().flatten().copied().collect();
+    present.sort_unstable();
+    present.dedup();
+    let mask = ProjectionMask::roots(builder.parquet_schema(), present.iter().copied());
     let reader = builder.with_projection(mask).build()?;
     let out_schema = datafusion::arrow::record_batch::RecordBatchReader::schema(&reader);
     let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
     let batch = concat_batches(&out_schema, batches.iter())?;
     // The projected batch keeps file order: map each requested id to its column.
-    let mut order: Vec<usize> = indices.clone();
-    order.sort_unstable();
     let positions = indices
         .iter()
-        .map(|i| order.iter().position(|o| o == i).unwrap_or(0))
+        .map(|i| i.and_then(|i| present.iter().position(|p| *p == i)))
         .collect();
     Ok((batch, positions))
 }

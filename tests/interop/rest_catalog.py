@@ -27,8 +27,10 @@ compare as JSON with our side.
     rest_catalog.py duckdb-dml URI TABLE SQL...    DuckDB statements through ATTACH (its merge-on-read DELETE and UPDATE
                                                    write position delete files); each one's answer, then the rows
     rest_catalog.py client-deletes URI TABLE OTHER delete files committed through pyiceberg's manifest writer: good ones
-                                                   (rows 0 and 2 of a data file), then bad ones (two data files, a file of
-                                                   table OTHER, a position past the end, equality deletes), each refused
+                                                   (rows 0 and 2 of a data file), bad ones (two data files, a file of
+                                                   table OTHER, a position past the end, an unknown equality column),
+                                                   each refused; then equality deletes by id and by a NULL name
+    rest_catalog.py partition-equality URI TABLE   an equality delete of id = 1 in partition region = 'a'
 
 Each prints one JSON object on stdout; an engine error exits 1 with the message on stderr.
 Set HP_CATALOG_TOKEN to send a bearer token.
@@ -339,21 +341,9 @@ def client_deletes(uri: str, name: str, other: str) -> dict:
     theirs = sorted(t.file.file_path for t in cat.load_table(other).scan().plan_files())
     where = table.location() + "/data/"
 
-    def attempt(case: str, content: list[tuple[str, int]], equality: bool = False) -> dict:
+    def commit(case: str, df) -> dict:
         tbl = cat.load_table(name)
         before = tbl.current_snapshot().snapshot_id
-        path = f"{where}{case}-{uuid.uuid4()}-deletes.parquet"
-        df = write_position_delete_file(path, content, Record())
-        if equality:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            ids = pa.table({"id": pa.array([c[1] for c in content], pa.int64())},
-                           schema=pa.schema([pa.field("id", pa.int64(), metadata={"PARQUET:field_id": "1"})]))
-            pq.write_table(ids, local_path(path))
-            df = DataFile.from_args(content=DataFileContent.EQUALITY_DELETES, file_path=path,
-                                    file_format=FileFormat.PARQUET, partition=Record(), record_count=len(content),
-                                    file_size_in_bytes=os.path.getsize(local_path(path)), equality_ids=[1])
         try:
             commit_row_delta(tbl, Operation.DELETE, delete_files=[df])
             error = None
@@ -362,14 +352,61 @@ def client_deletes(uri: str, name: str, other: str) -> dict:
         after = cat.load_table(name).current_snapshot().snapshot_id
         return {"error": error, "changed": after != before}
 
+    def positions(case: str, content: list[tuple[str, int]]) -> dict:
+        path = f"{where}{case}-{uuid.uuid4()}-deletes.parquet"
+        return commit(case, write_position_delete_file(path, content, Record()))
+
+    def equality(case: str, field_id: int, column: str, values: list, kind) -> dict:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = f"{where}{case}-{uuid.uuid4()}-eq-deletes.parquet"
+        field = pa.field(column, kind, metadata={"PARQUET:field_id": str(field_id)})
+        pq.write_table(pa.table({column: pa.array(values, kind)}, schema=pa.schema([field])), local_path(path))
+        df = DataFile.from_args(content=DataFileContent.EQUALITY_DELETES, file_path=path,
+                                file_format=FileFormat.PARQUET, partition=Record(), record_count=len(values),
+                                file_size_in_bytes=os.path.getsize(local_path(path)), equality_ids=[field_id])
+        return commit(case, df)
+
+    import pyarrow as pa
+
     first, rows_in_first = files[0]
-    out = {"good": attempt("good", [(first, 0), (first, 2)])}
+    out = {"good": positions("good", [(first, 0), (first, 2)])}
     out["rows"] = rows(cat.load_table(name).scan().to_arrow())
-    out["two_files"] = attempt("two", [(first, 1), (files[1][0], 0)])
-    out["other_table"] = attempt("other", [(theirs[0], 0)])
-    out["past_end"] = attempt("past", [(first, rows_in_first)])
-    out["equality"] = attempt("equality", [(first, 3)], equality=True)
+    out["two_files"] = positions("two", [(first, 1), (files[1][0], 0)])
+    out["other_table"] = positions("other", [(theirs[0], 0)])
+    out["past_end"] = positions("past", [(first, rows_in_first)])
+    out["unknown_column"] = equality("unknown", 99, "nope", [1], pa.int64())
+    # Equality deletes: by id (an int key written as int32), then by a NULL name.
+    out["equality"] = equality("equality", 1, "id", [3, 13, 1000], pa.int32())
+    out["equality_rows"] = rows(cat.load_table(name).scan().to_arrow())
+    out["equality_null"] = equality("null", 2, "name", [None], pa.string())
+    out["null_rows"] = rows(cat.load_table(name).scan().to_arrow())
     return out
+
+
+def partition_equality(uri: str, name: str) -> dict:
+    """An equality delete of id = 1 in partition region = 'a' of a table PARTITIONED BY (region)."""
+    import uuid
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.typedef import Record
+    from pyiceberg_deletes import commit_row_delta, local_path
+
+    cat = catalog(uri)
+    tbl = cat.load_table(name)
+    path = f"{tbl.location()}/data/region=a/eq-{uuid.uuid4()}-deletes.parquet"
+    os.makedirs(os.path.dirname(local_path(path)), exist_ok=True)
+    field = pa.field("id", pa.int64(), metadata={"PARQUET:field_id": "1"})
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64())}, schema=pa.schema([field])), local_path(path))
+    df = DataFile.from_args(content=DataFileContent.EQUALITY_DELETES, file_path=path, file_format=FileFormat.PARQUET,
+                            partition=Record("a"), record_count=1,
+                            file_size_in_bytes=os.path.getsize(local_path(path)), equality_ids=[1])
+    commit_row_delta(tbl, Operation.DELETE, delete_files=[df])
+    return {"rows": rows(cat.load_table(name).scan().to_arrow())}
 
 
 def errors(uri: str) -> dict:
@@ -450,6 +487,8 @@ def main() -> int:
         result = overwrite(uri, args[2], args[3])
     elif action == "duckdb-dml":
         result = duckdb_dml(uri, args[2], args[3:])
+    elif action == "partition-equality":
+        result = partition_equality(uri, args[2])
     elif action == "client-deletes":
         result = client_deletes(uri, args[2], args[3])
     else:

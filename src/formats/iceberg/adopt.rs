@@ -335,7 +335,8 @@ pub async fn adopt(
     )
     .await?;
     // Only adding files lets an append move onto another snapshot.
-    if rebased && (!removed.is_empty() || !dropped_deletes.is_empty() || !deletes.is_empty()) {
+    let has_deletes = !deletes.positions.is_empty() || !deletes.equality.is_empty();
+    if rebased && (!removed.is_empty() || !dropped_deletes.is_empty() || has_deletes) {
         return Err(Error::CommitConflict {
             table: table.to_string(),
             detail: format!(
@@ -360,13 +361,34 @@ pub async fn adopt(
         for (spec_id, files) in &added {
             change.add_files(location, md.spec(*spec_id)?, files).await?;
         }
-        if let Some(parent) = &parent
-            && !deletes.is_empty()
+        let Some(parent) = parent.as_deref().filter(|_| has_deletes) else {
+            return Ok(());
+        };
+        change.client_deletes = true;
+        change.deletion_vectors = deletes.positions.iter().any(|(d, _)| d.blob.is_some());
+        change.add_deletes(location, md, parent, &deletes.positions).await?;
+        // Equality deletes become positions of the files they apply to.
+        let Some(rows) =
+            super::adopt_deletes::equality_positions(location, md, &manifests, &deletes.equality, parent, &leaving)
+                .await?
+        else {
+            return Ok(());
+        };
+        let vectors: HashSet<object_store::path::Path> = deletes
+            .positions
+            .iter()
+            .filter(|(d, _)| d.blob.is_some())
+            .filter_map(|(d, _)| d.referenced_data_file.as_deref())
+            .map(|p| location.resolve(p))
+            .collect::<Result<_>>()?;
+        if let Some((file, _)) = rows.marked.iter().find(|(f, _)| vectors.contains(&f.path))
         {
-            change.client_deletes = true;
-            change.deletion_vectors = deletes.iter().any(|(d, _)| d.blob.is_some());
-            change.add_deletes(location, md, parent, &deletes).await?;
+            return Err(Error::Invalid(format!(
+                "add-snapshot: data file {} gets a deletion vector and rows deleted by equality in one snapshot; a data file has one vector (write them into it)",
+                file.path
+            )));
         }
+        rows.apply(&mut change, location, md, parent, Vec::new()).await?;
         Ok::<_, Error>(())
     }
     .await;

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | Parquet position deletes (v2 table) | every row names one data file of the table, live in the snapshot, and its positions lie in that file | a position delete file of that data file |
 //! | deletion vector (v3 table) | it names a live data file, which keeps no other vector, and its blob decodes to `record_count` positions within the file | that file's vector |
-//! | equality deletes | never: refused with the reason (our tables apply deletes by position) | |
+//! | equality deletes | its key columns are top-level primitive columns of the table | positions of the rows it deletes in the live data files it applies to (`equality_positions`), written as our position delete files or vectors |
 //!
 //! A delete file is trusted for nothing it does not prove: the data file a
 //! Parquet delete file names is read from the file itself (its `file_path`
@@ -21,15 +21,25 @@
 
 use std::collections::{HashMap, HashSet};
 
+use datafusion::arrow::array::{ArrayRef, new_null_array};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::row::{RowConverter, SortField};
+use datafusion::common::ScalarValue;
+use object_store::ObjectStoreExt;
+
 use super::manifest::IcebergManifests;
 use crate::error::{Error, Result};
 use crate::iceberg::manifest_entries::{Content, Entry};
 use crate::iceberg::manifest_list_read::ManifestEntryFile;
-use crate::manifest::deletes::{DeleteEntry, delete_entries, named_data_files, positions};
+use crate::manifest::deletes::{DeleteEntry, delete_entries, named_data_files, positions, read_present_columns};
 use crate::manifest::format::data_files;
 use crate::manifest::{DataFile, read_manifest};
-use crate::spec::{BlobRange, ManifestFile, TableMetadata};
+use crate::plan::files::PlannedFile;
+use crate::spec::types::Type;
+use crate::spec::{BlobRange, ManifestFile, Snapshot, TableMetadata};
 use crate::store::TableLocation;
+use crate::table::position_deletes::RowDeletes;
 
 /// A data file of the parent snapshot, as a delete file needs it.
 struct Target {
@@ -38,30 +48,45 @@ struct Target {
     manifest: usize,
 }
 
-/// The client's delete files, checked, each with the index (in the parent
-/// snapshot) of the manifest listing the data file it deletes from.
+/// What the client's delete manifests hold, checked.
+#[derive(Default)]
+pub(super) struct ClientDeletes<'a> {
+    /// Position delete files and vectors, each with the index (in the parent
+    /// snapshot) of the manifest listing the data file it deletes from.
+    pub positions: Vec<(DataFile, usize)>,
+    /// Equality delete files, with the manifest listing each.
+    pub equality: Vec<(Entry, &'a ManifestEntryFile)>,
+}
+
+/// The client's delete files, checked.
 ///
 /// `listed` are the delete manifests the client wrote; `kept` the parent's
 /// delete manifests its list keeps; `leaving` the data files (stored paths)
 /// the snapshot removes; `new_files` those it adds.
-pub(super) async fn client_deletes(
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn client_deletes<'a>(
     location: &TableLocation,
     md: &TableMetadata,
     manifests: &IcebergManifests,
-    listed: &[ManifestEntryFile],
+    listed: &'a [ManifestEntryFile],
     parent: &[&ManifestFile],
     kept: &HashSet<&str>,
     leaving: &HashSet<&str>,
     new_files: &HashSet<&str>,
-) -> Result<Vec<(DataFile, usize)>> {
+) -> Result<ClientDeletes<'a>> {
+    let mut out = ClientDeletes::default();
     let mut entries: Vec<(Entry, &str)> = Vec::new();
     for m in listed {
         for e in manifests.entries(location, m).await.map_err(|e| client(e, &m.path))? {
-            entries.push((e, m.path.as_str()));
+            if e.content == Content::EqualityDeletes {
+                out.equality.push((e, m));
+            } else {
+                entries.push((e, m.path.as_str()));
+            }
         }
     }
     if entries.is_empty() {
-        return Ok(Vec::new());
+        return Ok(out);
     }
     let targets = parent_data_files(location, md, parent).await?;
     // Delete files of the parent that stay: listed again, they are not new.
@@ -82,7 +107,6 @@ pub(super) async fn client_deletes(
         .collect();
     let v3 = crate::iceberg::json::needs_v3(md);
     let rebase = manifests.rebase();
-    let mut out = Vec::new();
     for (entry, manifest) in entries {
         let at = |what: String| {
             Error::Invalid(format!(
@@ -90,11 +114,6 @@ pub(super) async fn client_deletes(
                 entry.file_path
             ))
         };
-        if entry.content == Content::EqualityDeletes {
-            return Err(at(
-                "equality deletes are not supported on tables of this catalog (write position deletes, deletion vectors or copy-on-write)".into(),
-            ));
-        }
         let stored = rebase.stored(&entry.file_path)?;
         let blob = match (entry.content_offset, entry.content_size) {
             (Some(offset), Some(length)) => Some(BlobRange { offset, length }),
@@ -178,7 +197,7 @@ pub(super) async fn client_deletes(
                 check.record_count
             )));
         }
-        out.push((
+        out.positions.push((
             DataFile {
                 path: stored,
                 file_size: entry.file_size.max(0) as u64,
@@ -224,4 +243,161 @@ fn client(e: Error, manifest: &str) -> Error {
         Error::Format(m) | Error::Invalid(m) => Error::Invalid(format!("add-snapshot: manifest {manifest}: {m}")),
         other => other,
     }
+}
+
+/// The client's equality delete files as positions of the parent's live
+/// data files, so the table keeps position deletes (or vectors) only and
+/// every reader applies them. Exact by the spec's rule: an equality delete
+/// applies to data files of a lower sequence number, in its partition (or
+/// everywhere, from an unpartitioned spec); at commit time that is every
+/// live file of the parent in scope, never a file the snapshot adds. Rows
+/// match when every key column is equal, NULL matching NULL.
+pub(super) async fn equality_positions(
+    location: &TableLocation,
+    md: &TableMetadata,
+    manifests: &IcebergManifests,
+    entries: &[(Entry, &ManifestEntryFile)],
+    parent: &Snapshot,
+    leaving: &HashSet<&str>,
+) -> Result<Option<RowDeletes>> {
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let schema = &md.current_spec()?.schema;
+    let rebase = manifests.rebase();
+    // Each file's key sets, with the scope each applies to.
+    let mut deletes = Vec::with_capacity(entries.len());
+    for (entry, listed) in entries {
+        let manifest = &listed.path;
+        let at = |what: String| {
+            Error::Invalid(format!(
+                "add-snapshot: equality delete file {} (manifest {manifest}): {what}",
+                entry.file_path
+            ))
+        };
+        if entry.equality_ids.is_empty() {
+            return Err(at("it names no equality columns (equality_ids)".into()));
+        }
+        let mut keys = Vec::with_capacity(entry.equality_ids.len());
+        for id in &entry.equality_ids {
+            let Some(field) = schema.fields.iter().find(|f| f.id == *id) else {
+                return Err(at(format!(
+                    "column id {id} is not a top-level column of the table's schema"
+                )));
+            };
+            if !matches!(field.field_type, Type::Primitive(_)) {
+                return Err(at(format!("column {} is not of a primitive type", field.name)));
+            }
+            keys.push((*id, field.name.clone(), field.field_type.to_arrow()));
+        }
+        let stored = rebase.stored(&entry.file_path)?;
+        let path = location.resolve(&stored)?;
+        let bytes = location
+            .store
+            .get(&path)
+            .await
+            .map_err(|e| at(e.to_string()))?
+            .bytes()
+            .await?;
+        let ids: Vec<(i32, &str)> = keys.iter().map(|(id, name, _)| (*id, name.as_str())).collect();
+        let (batch, columns) =
+            crate::manifest::deletes::read_columns(bytes, &ids, &stored).map_err(|e| at(e.to_string()))?;
+        if batch.num_rows() as i64 != entry.record_count {
+            return Err(at(format!(
+                "it holds {} rows, its manifest entry says {}",
+                batch.num_rows(),
+                entry.record_count
+            )));
+        }
+        let arrays: Vec<ArrayRef> = columns
+            .iter()
+            .zip(&keys)
+            .map(|(i, (_, _, t))| cast(batch.column(*i), t))
+            .collect::<std::result::Result<_, _>>()?;
+        let converter = RowConverter::new(keys.iter().map(|(_, _, t)| SortField::new(t.clone())).collect())?;
+        let rows = converter.convert_columns(&arrays)?;
+        let set: HashSet<Box<[u8]>> = rows.iter().map(|r| Box::<[u8]>::from(r.as_ref())).collect();
+        let Some(spec) = md.spec_of_partition_spec(listed.spec_id) else {
+            return Err(at(format!(
+                "its manifest is of partition spec {}, which the table does not have",
+                listed.spec_id
+            )));
+        };
+        let unpartitioned = spec.partition_spec.fields.is_empty();
+        if !unpartitioned && entry.partition.len() != spec.partition_spec.fields.len() {
+            return Err(at("its partition does not match its partition spec's fields".into()));
+        }
+        deletes.push(KeySet {
+            keys,
+            converter,
+            set,
+            spec: listed.spec_id,
+            partition: entry.partition.clone(),
+            unpartitioned,
+        });
+    }
+    let plan = crate::plan::files::plan_files(location, md, Some(parent), &[], None).await?;
+    let leaving: HashSet<object_store::path::Path> =
+        leaving.iter().map(|p| location.resolve(p)).collect::<Result<_>>()?;
+    let files: Vec<PlannedFile> = plan.files.into_iter().filter(|f| !leaving.contains(&f.path)).collect();
+    let mut found = Vec::new();
+    for (index, file) in files.iter().enumerate() {
+        let iceberg_spec = md.spec(file.spec_id)?.partition_spec_id();
+        let applying: Vec<&KeySet> = deletes
+            .iter()
+            .filter(|d| d.unpartitioned || (d.spec == iceberg_spec && d.partition == file.partition))
+            .collect();
+        if applying.is_empty() {
+            continue;
+        }
+        let bytes = location.store.get(&file.path).await?.bytes().await?;
+        let mut deleted = vec![false; file.record_count as usize];
+        for d in applying {
+            let ids: Vec<(i32, &str)> = d.keys.iter().map(|(id, name, _)| (*id, name.as_str())).collect();
+            let (batch, columns) = read_present_columns(bytes.clone(), &ids, file.path.as_ref())?;
+            if batch.num_rows() as u64 != file.record_count {
+                return crate::format_err!(
+                    "data file {} has {} rows, its manifest says {}",
+                    file.path,
+                    batch.num_rows(),
+                    file.record_count
+                );
+            }
+            // A column the file predates reads as NULL.
+            let arrays: Vec<ArrayRef> = columns
+                .iter()
+                .zip(&d.keys)
+                .map(|(i, (_, _, t))| match i {
+                    Some(i) => cast(batch.column(*i), t),
+                    None => Ok(new_null_array(t, batch.num_rows())),
+                })
+                .collect::<std::result::Result<_, _>>()?;
+            let rows = d.converter.convert_columns(&arrays)?;
+            for (row, key) in rows.iter().enumerate() {
+                if d.set.contains(key.as_ref()) {
+                    deleted[row] = true;
+                }
+            }
+        }
+        let already: HashSet<u64> = file.deletes.iter().flat_map(|d| d.iter().copied()).collect();
+        let positions: Vec<u64> = (0..file.record_count)
+            .filter(|p| deleted[*p as usize] && !already.contains(p))
+            .collect();
+        if !positions.is_empty() {
+            found.push((index, positions));
+        }
+    }
+    Ok(Some(RowDeletes::new(Vec::new(), &files, found)))
+}
+
+/// One equality delete file's keys and scope.
+struct KeySet {
+    /// Field id, name and type (the table's) of each key column.
+    keys: Vec<(i32, String, DataType)>,
+    converter: RowConverter,
+    set: HashSet<Box<[u8]>>,
+    /// Iceberg's partition spec id of its manifest, and its partition.
+    spec: i32,
+    partition: Vec<ScalarValue>,
+    unpartitioned: bool,
 }
