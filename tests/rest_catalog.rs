@@ -674,7 +674,7 @@ fn other_engines_deletes_commit_and_our_statements_apply_them() {
         ("two_files", "deletes rows of 2 data files"),
         ("other_table", "outside the table location"),
         ("past_end", "which has 10 rows"),
-        ("unknown_column", "column id 99 is not a top-level column"),
+        ("unknown_column", "column id 99, which is not a top-level column"),
     ] {
         let error = bad[case]["error"]
             .as_str()

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::{cast, filter_record_batch};
-use datafusion::arrow::datatypes::{Int32Type, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Int32Type, SchemaRef};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};
@@ -37,8 +37,43 @@ use super::deletes::EqualityDeletes;
 struct KeySet {
     /// Indices of the key columns in the input.
     columns: Vec<usize>,
+    keys: EqualityKeys,
+}
+
+/// The rows of an equality delete file in Arrow's row format (where NULL
+/// equals NULL, as Iceberg's equality deletes require), for lookups of a
+/// data file's key columns of the same types.
+#[derive(Debug)]
+pub struct EqualityKeys {
     converter: RowConverter,
     rows: HashSet<Box<[u8]>>,
+}
+
+impl EqualityKeys {
+    /// The rows of `d`, cast to `types` (those of the data's key columns).
+    pub fn new(d: &EqualityDeletes, types: &[DataType]) -> crate::error::Result<Self> {
+        let arrays: Vec<ArrayRef> = types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| cast(d.rows.column(i), t))
+            .collect::<std::result::Result<_, _>>()?;
+        let converter = RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())?;
+        let rows = converter.convert_columns(&arrays)?;
+        let rows = rows.iter().map(|r| r.as_ref().to_vec().into_boxed_slice()).collect();
+        Ok(Self { converter, rows })
+    }
+
+    /// Mark in `deleted` the rows whose `keys` (one array per key column,
+    /// of the types given to `new`) equal a deleted row.
+    pub fn mark(&self, keys: &[ArrayRef], deleted: &mut [bool]) -> crate::error::Result<()> {
+        let rows = self.converter.convert_columns(keys)?;
+        for (i, gone) in deleted.iter_mut().enumerate() {
+            if !*gone && self.rows.contains(rows.row(i).as_ref()) {
+                *gone = true;
+            }
+        }
+        Ok(())
+    }
 }
 
 pub struct EqualityDeleteExec {
@@ -108,24 +143,17 @@ impl EqualityDeleteExec {
 /// Encode a delete set's rows in the row format of the input's key columns.
 fn encode(d: &EqualityDeletes, input: &SchemaRef) -> crate::error::Result<KeySet> {
     let mut columns = Vec::new();
-    let mut arrays: Vec<ArrayRef> = Vec::new();
-    let mut fields = Vec::new();
-    for (i, name) in d.columns.iter().enumerate() {
+    let mut types = Vec::new();
+    for name in &d.columns {
         let Ok(idx) = input.index_of(name) else {
             return crate::format_err!("equality delete file {}: the scan lacks key column {name}", d.file);
         };
-        let dt = input.field(idx).data_type().clone();
-        arrays.push(cast(d.rows.column(i), &dt)?);
-        fields.push(SortField::new(dt));
+        types.push(input.field(idx).data_type().clone());
         columns.push(idx);
     }
-    let converter = RowConverter::new(fields)?;
-    let rows = converter.convert_columns(&arrays)?;
-    let rows = rows.iter().map(|r| r.as_ref().to_vec().into_boxed_slice()).collect();
     Ok(KeySet {
         columns,
-        converter,
-        rows,
+        keys: EqualityKeys::new(d, &types)?,
     })
 }
 
@@ -136,23 +164,28 @@ fn apply(
     keep: usize,
 ) -> Result<RecordBatch> {
     let files = batch.column(file_column).as_primitive::<Int32Type>();
-    let mut mask = vec![true; batch.num_rows()];
+    let mut deleted = vec![false; batch.num_rows()];
     let mut seen: Vec<i32> = files.iter().flatten().collect();
     seen.sort_unstable();
     seen.dedup();
     for file in seen {
         let Some(file_sets) = sets.get(&file) else { continue };
+        // Rows of other files are not this file's to delete: mark them
+        // first, unmark what stays marked only for that reason after.
+        let others: Vec<bool> = (0..batch.num_rows())
+            .map(|i| !(files.is_valid(i) && files.value(i) == file))
+            .collect();
+        let mut marked: Vec<bool> = others.clone();
         for set in file_sets {
             let keys: Vec<ArrayRef> = set.columns.iter().map(|c| Arc::clone(batch.column(*c))).collect();
-            let rows = set.converter.convert_columns(&keys)?;
-            for (i, keep_row) in mask.iter_mut().enumerate() {
-                if *keep_row && files.is_valid(i) && files.value(i) == file && set.rows.contains(rows.row(i).as_ref()) {
-                    *keep_row = false;
-                }
-            }
+            set.keys.mark(&keys, &mut marked)?;
+        }
+        for (i, gone) in deleted.iter_mut().enumerate() {
+            *gone |= marked[i] && !others[i];
         }
     }
-    let filtered = filter_record_batch(batch, &BooleanArray::from(mask))?;
+    let mask: BooleanArray = deleted.iter().map(|d| Some(!d)).collect();
+    let filtered = filter_record_batch(batch, &mask)?;
     Ok(filtered.project(&(0..keep).collect::<Vec<_>>())?)
 }
 

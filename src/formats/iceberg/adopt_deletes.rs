@@ -24,19 +24,19 @@ use std::collections::{HashMap, HashSet};
 use datafusion::arrow::array::{ArrayRef, new_null_array};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
-use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::ScalarValue;
 use object_store::ObjectStoreExt;
 
+use super::deletes::read_equality_file;
 use super::manifest::IcebergManifests;
 use crate::error::{Error, Result};
+use crate::formats::equality_exec::EqualityKeys;
 use crate::iceberg::manifest_entries::{Content, Entry};
 use crate::iceberg::manifest_list_read::ManifestEntryFile;
 use crate::manifest::deletes::{DeleteEntry, delete_entries, named_data_files, positions, read_present_columns};
 use crate::manifest::format::data_files;
 use crate::manifest::{DataFile, read_manifest};
 use crate::plan::files::PlannedFile;
-use crate::spec::types::Type;
 use crate::spec::{BlobRange, ManifestFile, Snapshot, TableMetadata};
 use crate::store::TableLocation;
 use crate::table::position_deletes::RowDeletes;
@@ -265,7 +265,7 @@ pub(super) async fn equality_positions(
     }
     let schema = &md.current_spec()?.schema;
     let rebase = manifests.rebase();
-    // Each file's key sets, with the scope each applies to.
+    // Each file's keys, with the scope they apply to.
     let mut deletes = Vec::with_capacity(entries.len());
     for (entry, listed) in entries {
         let manifest = &listed.path;
@@ -275,48 +275,19 @@ pub(super) async fn equality_positions(
                 entry.file_path
             ))
         };
-        if entry.equality_ids.is_empty() {
-            return Err(at("it names no equality columns (equality_ids)".into()));
-        }
-        let mut keys = Vec::with_capacity(entry.equality_ids.len());
-        for id in &entry.equality_ids {
-            let Some(field) = schema.fields.iter().find(|f| f.id == *id) else {
-                return Err(at(format!(
-                    "column id {id} is not a top-level column of the table's schema"
-                )));
-            };
-            if !matches!(field.field_type, Type::Primitive(_)) {
-                return Err(at(format!("column {} is not of a primitive type", field.name)));
-            }
-            keys.push((*id, field.name.clone(), field.field_type.to_arrow()));
-        }
-        let stored = rebase.stored(&entry.file_path)?;
-        let path = location.resolve(&stored)?;
-        let bytes = location
-            .store
-            .get(&path)
+        let path = rebase.resolve(location, &entry.file_path)?;
+        let rows = read_equality_file(location, &path, entry, schema)
             .await
-            .map_err(|e| at(e.to_string()))?
-            .bytes()
-            .await?;
-        let ids: Vec<(i32, &str)> = keys.iter().map(|(id, name, _)| (*id, name.as_str())).collect();
-        let (batch, columns) =
-            crate::manifest::deletes::read_columns(bytes, &ids, &stored).map_err(|e| at(e.to_string()))?;
-        if batch.num_rows() as i64 != entry.record_count {
+            .map_err(|e| client(e, manifest))?;
+        if rows.rows.num_rows() as i64 != entry.record_count {
             return Err(at(format!(
                 "it holds {} rows, its manifest entry says {}",
-                batch.num_rows(),
+                rows.rows.num_rows(),
                 entry.record_count
             )));
         }
-        let arrays: Vec<ArrayRef> = columns
-            .iter()
-            .zip(&keys)
-            .map(|(i, (_, _, t))| cast(batch.column(*i), t))
-            .collect::<std::result::Result<_, _>>()?;
-        let converter = RowConverter::new(keys.iter().map(|(_, _, t)| SortField::new(t.clone())).collect())?;
-        let rows = converter.convert_columns(&arrays)?;
-        let set: HashSet<Box<[u8]>> = rows.iter().map(|r| Box::<[u8]>::from(r.as_ref())).collect();
+        let types: Vec<DataType> = rows.rows.columns().iter().map(|c| c.data_type().clone()).collect();
+        let keys = EqualityKeys::new(&rows, &types)?;
         let Some(spec) = md.spec_of_partition_spec(listed.spec_id) else {
             return Err(at(format!(
                 "its manifest is of partition spec {}, which the table does not have",
@@ -327,10 +298,16 @@ pub(super) async fn equality_positions(
         if !unpartitioned && entry.partition.len() != spec.partition_spec.fields.len() {
             return Err(at("its partition does not match its partition spec's fields".into()));
         }
-        deletes.push(KeySet {
+        let columns: Vec<(i32, String, DataType)> = entry
+            .equality_ids
+            .iter()
+            .zip(&rows.columns)
+            .zip(types)
+            .map(|((id, name), t)| (*id, name.clone(), t))
+            .collect();
+        deletes.push(Scoped {
+            columns,
             keys,
-            converter,
-            set,
             spec: listed.spec_id,
             partition: entry.partition.clone(),
             unpartitioned,
@@ -343,7 +320,7 @@ pub(super) async fn equality_positions(
     let mut found = Vec::new();
     for (index, file) in files.iter().enumerate() {
         let iceberg_spec = md.spec(file.spec_id)?.partition_spec_id();
-        let applying: Vec<&KeySet> = deletes
+        let applying: Vec<&Scoped> = deletes
             .iter()
             .filter(|d| d.unpartitioned || (d.spec == iceberg_spec && d.partition == file.partition))
             .collect();
@@ -353,8 +330,8 @@ pub(super) async fn equality_positions(
         let bytes = location.store.get(&file.path).await?.bytes().await?;
         let mut deleted = vec![false; file.record_count as usize];
         for d in applying {
-            let ids: Vec<(i32, &str)> = d.keys.iter().map(|(id, name, _)| (*id, name.as_str())).collect();
-            let (batch, columns) = read_present_columns(bytes.clone(), &ids, file.path.as_ref())?;
+            let ids: Vec<(i32, &str)> = d.columns.iter().map(|(id, name, _)| (*id, name.as_str())).collect();
+            let (batch, present) = read_present_columns(bytes.clone(), &ids, file.path.as_ref())?;
             if batch.num_rows() as u64 != file.record_count {
                 return crate::format_err!(
                     "data file {} has {} rows, its manifest says {}",
@@ -364,20 +341,15 @@ pub(super) async fn equality_positions(
                 );
             }
             // A column the file predates reads as NULL.
-            let arrays: Vec<ArrayRef> = columns
+            let keys: Vec<ArrayRef> = present
                 .iter()
-                .zip(&d.keys)
+                .zip(&d.columns)
                 .map(|(i, (_, _, t))| match i {
                     Some(i) => cast(batch.column(*i), t),
                     None => Ok(new_null_array(t, batch.num_rows())),
                 })
                 .collect::<std::result::Result<_, _>>()?;
-            let rows = d.converter.convert_columns(&arrays)?;
-            for (row, key) in rows.iter().enumerate() {
-                if d.set.contains(key.as_ref()) {
-                    deleted[row] = true;
-                }
-            }
+            d.keys.mark(&keys, &mut deleted)?;
         }
         let already: HashSet<u64> = file.deletes.iter().flat_map(|d| d.iter().copied()).collect();
         let positions: Vec<u64> = (0..file.record_count)
@@ -390,12 +362,11 @@ pub(super) async fn equality_positions(
     Ok(Some(RowDeletes::new(Vec::new(), &files, found)))
 }
 
-/// One equality delete file's keys and scope.
-struct KeySet {
-    /// Field id, name and type (the table's) of each key column.
-    keys: Vec<(i32, String, DataType)>,
-    converter: RowConverter,
-    set: HashSet<Box<[u8]>>,
+/// One equality delete file's keys and the data files they apply to.
+struct Scoped {
+    /// Field id, name and type of each key column.
+    columns: Vec<(i32, String, DataType)>,
+    keys: EqualityKeys,
     /// Iceberg's partition spec id of its manifest, and its partition.
     spec: i32,
     partition: Vec<ScalarValue>,

@@ -240,21 +240,43 @@ async fn read_positions(location: &TableLocation, d: &DeleteFile) -> Result<Hash
 }
 
 async fn read_equality(location: &TableLocation, d: &DeleteFile, schema: &Schema) -> Result<EqualityDeletes> {
-    if d.entry.equality_ids.is_empty() {
-        return crate::format_err!("equality delete file {} names no equality columns", d.entry.file_path);
+    read_equality_file(location, &d.path, &d.entry, schema).await
+}
+
+/// The rows of the equality delete file `entry` (at `path`), its key
+/// columns typed as `schema` (the table's current schema) has them. A key
+/// column must be a top-level column of that schema.
+pub async fn read_equality_file(
+    location: &TableLocation,
+    path: &Path,
+    entry: &Entry,
+    schema: &Schema,
+) -> Result<EqualityDeletes> {
+    if entry.equality_ids.is_empty() {
+        return crate::format_err!("equality delete file {} names no equality columns", entry.file_path);
     }
     let mut wanted = Vec::new();
-    for id in &d.entry.equality_ids {
-        let Some(column) = schema.field_by_id(*id) else {
+    for id in &entry.equality_ids {
+        let Some(column) = schema.fields.iter().find(|f| f.id == *id) else {
             return Err(Error::Invalid(format!(
-                "equality delete file {} deletes by column id {id}, which the table schema no longer has",
-                d.entry.file_path
+                "equality delete file {} deletes by column id {id}, which is not a top-level column of the table's schema",
+                entry.file_path
             )));
         };
         wanted.push((*id, column.name.as_str()));
     }
-    let bytes = fetch(location, d).await?;
-    let (batch, cols) = read_columns(bytes, &wanted, &d.entry.file_path)?;
+    let bytes = match location.store.get(path).await {
+        Ok(r) => r.bytes().await?,
+        Err(object_store::Error::NotFound { .. }) => {
+            return Err(Error::Invalid(format!(
+                "delete file {} of table {} does not exist",
+                entry.file_path,
+                location.url()
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (batch, cols) = read_columns(bytes, &wanted, &entry.file_path)?;
     let mut fields = Vec::new();
     let mut arrays = Vec::new();
     for ((id, name), col) in wanted.iter().zip(cols) {
@@ -267,7 +289,7 @@ async fn read_equality(location: &TableLocation, d: &DeleteFile, schema: &Schema
     }
     let rows = RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), arrays)?;
     Ok(EqualityDeletes {
-        file: d.entry.file_path.clone(),
+        file: entry.file_path.clone(),
         columns: wanted.iter().map(|(_, n)| n.to_string()).collect(),
         rows,
     })
