@@ -615,8 +615,18 @@ fn other_engines_deletes_commit_and_our_statements_apply_them() {
         vec![json!({"n": 4})]
     );
 
-    // Our statements on the table holding DuckDB's deletes.
-    ours(&s.warehouse, "UPDATE ns.d SET name = 'ours' WHERE id IN (1, 21)");
+    // Our statements on the table holding DuckDB's deletes: through our own client of the
+    // server (the table is another catalog's to it; its reads apply the deletes), then on
+    // the warehouse.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .current_dir(elsewhere.path())
+        .args(["--catalog", &s.url, "-c"])
+        .arg("UPDATE ns.d SET name = 'ours' WHERE id = 1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    ours(&s.warehouse, "UPDATE ns.d SET name = 'ours' WHERE id = 21");
     ours(
         &s.warehouse,
         "ALTER TABLE ns.d SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read')",

@@ -197,6 +197,37 @@ impl ForeignTable {
         &self.name
     }
 
+    /// The rows the table's own delete files delete from `files`, as
+    /// sorted positions (`None`: none); equality deletes are resolved by
+    /// reading the files' key columns.
+    pub async fn deleted_positions(
+        &self,
+        files: &[crate::plan::files::PlannedFile],
+    ) -> crate::error::Result<Vec<Option<Arc<[u64]>>>> {
+        let found = self.reader.deletes(&self.location, files).await?;
+        let schema = &self.metadata.current_spec()?.schema;
+        let mut out = Vec::with_capacity(files.len());
+        for (file, d) in files.iter().zip(found) {
+            if d.is_empty() {
+                out.push(None);
+                continue;
+            }
+            let mut positions = d.positions;
+            positions.extend(
+                super::deletes::equality_positions(&self.location, &file.path, file.record_count, schema, &d.equality)
+                    .await?,
+            );
+            let positions = crate::manifest::deletes::sorted_within(positions, file.record_count, |p| {
+                format!(
+                    "a delete file of table {} deletes row {p} of data file {}, which has {} rows",
+                    self.name, file.path, file.record_count
+                )
+            })?;
+            out.push(Some(positions.into()));
+        }
+        Ok(out)
+    }
+
     /// The same table under another name.
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();

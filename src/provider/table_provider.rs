@@ -194,6 +194,9 @@ impl HiddenPartitionsTable {
                     .count();
             }
         }
+        self.table
+            .apply_format_deletes(self.version.version, &mut plan.files)
+            .await?;
         Ok(plan)
     }
 

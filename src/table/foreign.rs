@@ -9,10 +9,12 @@
 //! next `*.metadata.json`, keeping everything it does not interpret).
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use crate::error::Result;
+use crate::plan::files::PlannedFile;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 
@@ -36,4 +38,12 @@ pub trait ForeignCommits: Debug + Send + Sync {
     }
     /// Commit `apply(latest)` as the next version.
     async fn commit(&self, apply: &mut Apply<'_>) -> Result<Versioned>;
+    /// The rows the format's own delete files (another engine's
+    /// merge-on-read) delete from `files`, planned on `version`, as sorted
+    /// positions (`None`: none). A statement that reads the files to rewrite
+    /// them must not bring those rows back.
+    async fn deleted_positions(&self, version: u64, files: &[PlannedFile]) -> Result<Vec<Option<Arc<[u64]>>>> {
+        let _ = version;
+        Ok(vec![None; files.len()])
+    }
 }

@@ -99,6 +99,28 @@ impl Table {
         self.foreign.is_some()
     }
 
+    /// For a table of another format: give `files` (planned on `version`)
+    /// the rows its own delete files delete, with the deletes they have.
+    pub async fn apply_format_deletes(
+        &self,
+        version: u64,
+        files: &mut [crate::plan::files::PlannedFile],
+    ) -> Result<()> {
+        let Some(commits) = &self.foreign else {
+            return Ok(());
+        };
+        let found = commits.deleted_positions(version, files).await?;
+        for (file, deleted) in files.iter_mut().zip(found) {
+            if let Some(deleted) = deleted {
+                file.deletes = Some(match file.deletes.take() {
+                    Some(ours) => crate::manifest::deletes::merge(&[ours, deleted]),
+                    None => deleted,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// This handle, bound to the table with `uuid` (see [`Table::uuid`]).
     pub fn bound(mut self, uuid: &str) -> Self {
         self.uuid = Some(uuid.to_string());

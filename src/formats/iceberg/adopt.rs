@@ -369,7 +369,7 @@ pub async fn adopt(
         change.add_deletes(location, md, parent, &deletes.positions).await?;
         // Equality deletes become positions of the files they apply to.
         let Some(rows) =
-            super::adopt_deletes::equality_positions(location, md, &manifests, &deletes.equality, parent, &leaving)
+            super::adopt_deletes::equality_as_positions(location, md, &manifests, &deletes.equality, parent, &leaving)
                 .await?
         else {
             return Ok(());

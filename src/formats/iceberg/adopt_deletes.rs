@@ -21,19 +21,17 @@
 
 use std::collections::{HashMap, HashSet};
 
-use datafusion::arrow::array::{ArrayRef, new_null_array};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::DataType;
+use std::sync::Arc;
+
 use datafusion::common::ScalarValue;
-use object_store::ObjectStoreExt;
 
 use super::deletes::read_equality_file;
 use super::manifest::IcebergManifests;
 use crate::error::{Error, Result};
-use crate::formats::equality_exec::EqualityKeys;
+use crate::formats::deletes::{EqualityDeletes, equality_positions};
 use crate::iceberg::manifest_entries::{Content, Entry};
 use crate::iceberg::manifest_list_read::ManifestEntryFile;
-use crate::manifest::deletes::{DeleteEntry, delete_entries, named_data_files, positions, read_present_columns};
+use crate::manifest::deletes::{DeleteEntry, delete_entries, named_data_files, positions};
 use crate::manifest::format::data_files;
 use crate::manifest::{DataFile, read_manifest};
 use crate::plan::files::PlannedFile;
@@ -252,7 +250,7 @@ fn client(e: Error, manifest: &str) -> Error {
 /// everywhere, from an unpartitioned spec); at commit time that is every
 /// live file of the parent in scope, never a file the snapshot adds. Rows
 /// match when every key column is equal, NULL matching NULL.
-pub(super) async fn equality_positions(
+pub(super) async fn equality_as_positions(
     location: &TableLocation,
     md: &TableMetadata,
     manifests: &IcebergManifests,
@@ -265,7 +263,7 @@ pub(super) async fn equality_positions(
     }
     let schema = &md.current_spec()?.schema;
     let rebase = manifests.rebase();
-    // Each file's keys, with the scope they apply to.
+    // Each file's rows, with the scope they apply to.
     let mut deletes = Vec::with_capacity(entries.len());
     for (entry, listed) in entries {
         let manifest = &listed.path;
@@ -286,8 +284,6 @@ pub(super) async fn equality_positions(
                 entry.record_count
             )));
         }
-        let types: Vec<DataType> = rows.rows.columns().iter().map(|c| c.data_type().clone()).collect();
-        let keys = EqualityKeys::new(&rows, &types)?;
         let Some(spec) = md.spec_of_partition_spec(listed.spec_id) else {
             return Err(at(format!(
                 "its manifest is of partition spec {}, which the table does not have",
@@ -298,16 +294,8 @@ pub(super) async fn equality_positions(
         if !unpartitioned && entry.partition.len() != spec.partition_spec.fields.len() {
             return Err(at("its partition does not match its partition spec's fields".into()));
         }
-        let columns: Vec<(i32, String, DataType)> = entry
-            .equality_ids
-            .iter()
-            .zip(&rows.columns)
-            .zip(types)
-            .map(|((id, name), t)| (*id, name.clone(), t))
-            .collect();
         deletes.push(Scoped {
-            columns,
-            keys,
+            rows: Arc::new(rows),
             spec: listed.spec_id,
             partition: entry.partition.clone(),
             unpartitioned,
@@ -320,41 +308,14 @@ pub(super) async fn equality_positions(
     let mut found = Vec::new();
     for (index, file) in files.iter().enumerate() {
         let iceberg_spec = md.spec(file.spec_id)?.partition_spec_id();
-        let applying: Vec<&Scoped> = deletes
+        let applying: Vec<Arc<EqualityDeletes>> = deletes
             .iter()
             .filter(|d| d.unpartitioned || (d.spec == iceberg_spec && d.partition == file.partition))
+            .map(|d| Arc::clone(&d.rows))
             .collect();
-        if applying.is_empty() {
-            continue;
-        }
-        let bytes = location.store.get(&file.path).await?.bytes().await?;
-        let mut deleted = vec![false; file.record_count as usize];
-        for d in applying {
-            let ids: Vec<(i32, &str)> = d.columns.iter().map(|(id, name, _)| (*id, name.as_str())).collect();
-            let (batch, present) = read_present_columns(bytes.clone(), &ids, file.path.as_ref())?;
-            if batch.num_rows() as u64 != file.record_count {
-                return crate::format_err!(
-                    "data file {} has {} rows, its manifest says {}",
-                    file.path,
-                    batch.num_rows(),
-                    file.record_count
-                );
-            }
-            // A column the file predates reads as NULL.
-            let keys: Vec<ArrayRef> = present
-                .iter()
-                .zip(&d.columns)
-                .map(|(i, (_, _, t))| match i {
-                    Some(i) => cast(batch.column(*i), t),
-                    None => Ok(new_null_array(t, batch.num_rows())),
-                })
-                .collect::<std::result::Result<_, _>>()?;
-            d.keys.mark(&keys, &mut deleted)?;
-        }
+        let matched = equality_positions(location, &file.path, file.record_count, schema, &applying).await?;
         let already: HashSet<u64> = file.deletes.iter().flat_map(|d| d.iter().copied()).collect();
-        let positions: Vec<u64> = (0..file.record_count)
-            .filter(|p| deleted[*p as usize] && !already.contains(p))
-            .collect();
+        let positions: Vec<u64> = matched.into_iter().filter(|p| !already.contains(p)).collect();
         if !positions.is_empty() {
             found.push((index, positions));
         }
@@ -362,11 +323,9 @@ pub(super) async fn equality_positions(
     Ok(Some(RowDeletes::new(Vec::new(), &files, found)))
 }
 
-/// One equality delete file's keys and the data files they apply to.
+/// One equality delete file's rows and the data files they apply to.
 struct Scoped {
-    /// Field id, name and type of each key column.
-    columns: Vec<(i32, String, DataType)>,
-    keys: EqualityKeys,
+    rows: Arc<EqualityDeletes>,
     /// Iceberg's partition spec id of its manifest, and its partition.
     spec: i32,
     partition: Vec<ScalarValue>,

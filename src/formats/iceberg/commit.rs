@@ -51,6 +51,7 @@ use crate::iceberg::manifest_list::{FieldSummaryBinary, ManifestListEntry, write
 use crate::iceberg::manifest_list_read::ManifestEntryFile;
 use crate::iceberg::metadata::IcebergMetadata;
 use crate::manifest::source::ManifestSource;
+use crate::plan::files::PlannedFile;
 use crate::spec::{ManifestFile, Snapshot, TableMetadata, TableSpec};
 use crate::store::commit::COMMIT_RETRIES;
 use crate::store::{TableLocation, Versioned};
@@ -397,11 +398,27 @@ impl IcebergCommits {
         let built = &latest.built;
         let current: Vec<&ManifestFile> = built.table.metadata().current_manifests()?.iter().collect();
         let now: BTreeSet<&str> = snapshot.manifests()?.iter().map(|m| m.path.as_str()).collect();
-        let removes = current.iter().any(|m| !now.contains(m.path.as_str()));
-        if removes && !built.delete_manifests.is_empty() {
+        // The table keeps its delete files (the statement's reads applied
+        // them; those of removed files no longer match anything). They go on
+        // applying by sequence number, so the survivors of a manifest we
+        // rewrite must keep their own: exact only when every entry has the
+        // manifest's (its minimum sequence number is its sequence number).
+        let shape = built.table.metadata();
+        let inexact = |m: &ManifestFile| {
+            built.listed.get(&m.path).filter(|l| {
+                let added = shape.snapshot(m.added_snapshot_id).map(|s| s.sequence_number);
+                l.min_sequence_number != l.sequence_number || added != Some(l.sequence_number)
+            })
+        };
+        if !built.delete_manifests.is_empty()
+            && let Some(mixed) = current
+                .iter()
+                .filter(|m| !now.contains(m.path.as_str()))
+                .find_map(|m| inexact(m))
+        {
             return Err(Error::Invalid(format!(
-                "Iceberg table {} has delete files written by another engine (merge-on-read), and a statement that rewrites or removes data files would have to apply them, which this engine does not do yet; INSERT works, or compact the table with the engine that wrote the deletes; nothing was written",
-                self.name
+                "Iceberg table {} has delete files written by another engine (merge-on-read), and this statement rewrites manifest {}, whose files' sequence numbers ({} to {}) its rewrite could not keep; rewriting it would change which deletes apply to the files it keeps; nothing was written (compact the table's manifests with the engine that wrote them, or write with that engine)",
+                self.name, mixed.path, mixed.min_sequence_number, mixed.sequence_number
             )));
         }
         let mut out = Vec::with_capacity(snapshot.manifests()?.len() + built.delete_manifests.len());
@@ -626,6 +643,19 @@ impl ForeignCommits for IcebergCommits {
             }
             _ => self.load().await,
         }
+    }
+
+    async fn deleted_positions(&self, version: u64, files: &[PlannedFile]) -> Result<Vec<Option<Arc<[u64]>>>> {
+        let Some(latest) = self.last_read().filter(|l| l.version == version) else {
+            return Err(Error::CommitConflict {
+                table: self.name.clone(),
+                detail: format!("the table moved past version {version} while the statement was planned"),
+            });
+        };
+        if latest.built.delete_manifests.is_empty() {
+            return Ok(vec![None; files.len()]);
+        }
+        latest.built.table.deleted_positions(files).await
     }
 
     async fn commit(&self, apply: &mut Apply<'_>) -> Result<Versioned> {
