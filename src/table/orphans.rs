@@ -11,6 +11,7 @@
 //! | candidate                                   | condition                                               |
 //! |---------------------------------------------|---------------------------------------------------------|
 //! | `data/<f1>=<v1>/…/<p>-<uuid>.parquet`, `…/<p>-<uuid>-deletes.parquet` (position deletes) | the directory names are the partition fields of one of the table's specs, in order |
+//! | `data/<p>-<uuid>-deletes.puffin`             | deletion vectors (format version 3)                     |
 //! | `metadata/<p>-<uuid>-m.parquet`              | a manifest name                                         |
 //! | `metadata/<p>-<uuid>-m.avro`, `metadata/<p>-<uuid>-snap-<id>.avro` | a manifest twin, a manifest list (the Iceberg side) |
 //! | `metadata/<p>-<uuid>-manifests.json`        | an older snapshot's manifests (`store::snapshot_manifests`) |
@@ -134,6 +135,10 @@ fn ours(relative: &[&str], partition_layouts: &BTreeSet<Vec<String>>, naming: &N
                 || name.strip_suffix("-manifests.json").is_some_and(|s| naming.matches(s))
                 || manifest_list_stem(name).is_some_and(|s| naming.matches(s))
                 || name.strip_prefix(".hp-probe-").is_some_and(is_uuid)
+        }
+        // Deletion vectors: one Puffin file per statement, beside no partition.
+        ["data", file] if file.ends_with("-deletes.puffin") => {
+            file.strip_suffix("-deletes.puffin").is_some_and(|s| naming.matches(s))
         }
         ["data", dirs @ .., file] => {
             let names: Option<Vec<String>> = dirs
@@ -278,6 +283,7 @@ mod tests {
             vec!["data".to_string(), "s=a".into(), format!("{id}-deletes.parquet")],
             vec!["data".to_string(), "s=a".into(), format!("{id}.parquet#1")],
             vec!["data".to_string(), format!("{id}.parquet")],
+            vec!["data".to_string(), format!("{id}-deletes.puffin")],
             vec!["metadata".to_string(), format!("{id}-m.parquet")],
             vec!["metadata".to_string(), format!("{id}-m.avro")],
             vec!["metadata".to_string(), format!("{id}-snap-12.avro")],
@@ -291,6 +297,8 @@ mod tests {
             vec!["data".to_string(), "t=a".into(), format!("{id}.parquet")],
             vec!["data".to_string(), "s=a".into(), "x=1".into(), format!("{id}.parquet")],
             vec!["data".to_string(), "sub".into(), format!("{id}.parquet")],
+            vec!["data".to_string(), "s=a".into(), format!("{id}-deletes.puffin")],
+            vec!["data".to_string(), "stats.puffin".into()],
             vec!["metadata".to_string(), "v3.metadata.json".into()],
             vec!["metadata".to_string(), format!("{}-m.parquet", id.to_uppercase())],
             vec!["thesis.txt".to_string()],
