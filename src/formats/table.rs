@@ -88,6 +88,11 @@ pub trait ForeignReader: fmt::Debug + Send + Sync {
     async fn history(&self, _metadata: &TableMetadata) -> crate::error::Result<Option<Vec<crate::spec::Snapshot>>> {
         Ok(None)
     }
+    /// The delete manifests of the snapshot read (Iceberg), for the
+    /// metadata tables that list entries; never planned from.
+    fn delete_manifests(&self) -> crate::error::Result<Vec<crate::spec::ManifestFile>> {
+        Ok(Vec::new())
+    }
 }
 
 /// The write side of a writable foreign table.
@@ -269,6 +274,19 @@ impl ForeignTable {
             && let Some(history) = self.reader.history(&self.metadata).await?
         {
             metadata.snapshots = history;
+        }
+        // Spark's file tables list delete files too.
+        let entries = matches!(
+            kind,
+            "entries" | "all_entries" | "delete_files" | "all_delete_files" | "all_files"
+        );
+        if entries && let Some(current) = metadata.current_snapshot_id {
+            let deletes = self.reader.delete_manifests()?;
+            if let Some(s) = metadata.snapshots.iter_mut().find(|s| s.snapshot_id == current)
+                && let Some(manifests) = s.manifests.as_mut()
+            {
+                manifests.extend(deletes);
+            }
         }
         Ok((&self.location, metadata))
     }

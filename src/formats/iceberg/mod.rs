@@ -365,6 +365,26 @@ impl ForeignReader for IcebergReader {
         &self.columns
     }
 
+    fn delete_manifests(&self) -> Result<Vec<ManifestFile>> {
+        let rebase = self.manifests.rebase();
+        self.delete_manifests
+            .iter()
+            .map(|m| {
+                Ok(ManifestFile {
+                    path: rebase.stored(&m.path)?,
+                    length: m.length.max(0) as u64,
+                    spec_id: m.spec_id,
+                    added_snapshot_id: m.added_snapshot_id,
+                    file_count: m.files.unwrap_or(0).max(0) as u64,
+                    record_count: m.rows.unwrap_or(0).max(0) as u64,
+                    partitions: Vec::new(),
+                    iceberg: None,
+                    content: crate::spec::ManifestContent::Deletes,
+                })
+            })
+            .collect()
+    }
+
     async fn deletes(&self, location: &TableLocation, files: &[PlannedFile]) -> Result<Vec<FileDeletes>> {
         if self.delete_manifests.is_empty() {
             return Ok(vec![FileDeletes::default(); files.len()]);
