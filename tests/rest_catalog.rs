@@ -738,3 +738,66 @@ fn other_engines_deletes_commit_and_our_statements_apply_them() {
     assert_eq!(rows(&scoped["rows"]), expected, "{scoped}");
     assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.p"), expected);
 }
+
+/// Deletion vectors another engine commits (pyiceberg with the v3 writers of
+/// tests/data/make_iceberg.py; DuckDB 1.4.4 does not write v3): one is kept and applied by
+/// every reader, one replacing it (the old one marked DELETED in the client's rewrite of our
+/// delete manifest) takes its place, and a second live vector for the same data file is
+/// refused with nothing changed.
+#[test]
+fn other_engines_deletion_vectors_commit_one_per_data_file() {
+    let Some(python) = python("other_engines_deletion_vectors_commit_one_per_data_file") else {
+        return;
+    };
+    let s = serve(None);
+    ours(&s.warehouse, "CREATE SCHEMA ns");
+    ours(
+        &s.warehouse,
+        "CREATE TABLE ns.v (id BIGINT, name VARCHAR) TBLPROPERTIES ('format-version' = '3')",
+    );
+    ours(
+        &s.warehouse,
+        "INSERT INTO ns.v SELECT value, 'a' FROM generate_series(0, 9)",
+    );
+    ours(
+        &s.warehouse,
+        "INSERT INTO ns.v SELECT value, 'b' FROM generate_series(10, 19)",
+    );
+    let dv = client(&python, &s.url, None, &["client-dv", "ns.v"]);
+    for (step, rows_left) in [("first", 18), ("replaced", 17)] {
+        assert_eq!(dv[step]["error"], json!(null), "{step}: {dv}");
+        assert_eq!(dv[step]["changed"], json!(true), "{step}: {dv}");
+        assert_eq!(rows(&dv[step]["rows"]).len(), rows_left, "{step}: {dv}");
+    }
+    let error = dv["second"]["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("committed: {dv}"));
+    assert!(
+        error.contains("BadRequest") && error.contains("already has a deletion vector"),
+        "{error}"
+    );
+    assert_eq!(dv["second"]["changed"], json!(false), "{dv}");
+    let expected = rows(&dv["replaced"]["rows"]);
+    assert_eq!(ours(&s.warehouse, "SELECT * FROM ns.v"), expected);
+    let duck = client(&python, &s.url, None, &["duckdb-dml", "ns.v"]);
+    assert_eq!(rows(&duck["rows"]), expected);
+    assert_eq!(
+        ours(
+            &s.warehouse,
+            "SELECT file_format, record_count FROM ns.\"v$files\" WHERE content = 'position_deletes'"
+        ),
+        vec![json!({"file_format": "PUFFIN", "record_count": 3})]
+    );
+    // Our merge-on-read DELETE merges its rows into the client's vector.
+    ours(
+        &s.warehouse,
+        "ALTER TABLE ns.v SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')",
+    );
+    ours(&s.warehouse, "DELETE FROM ns.v WHERE id IN (0, 10)");
+    let read = client(&python, &s.url, None, &["pyiceberg-read", "ns.v"]);
+    assert_eq!(rows(&read["rows"]).len(), 15, "{read}");
+    assert_eq!(
+        ours(&s.warehouse, "SELECT count(*) AS n FROM ns.v"),
+        vec![json!({"n": 15})]
+    );
+}

@@ -45,7 +45,6 @@ import json  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
 
-import fastavro  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
@@ -897,6 +896,13 @@ def pyiceberg_writes_v3():
         if md.format_version < 3:
             return orig_commit(self)
         state["next_row_id"] = md.next_row_id
+        # The first row ids of manifests another writer listed (pyiceberg reads lists as v2).
+        current = md.current_snapshot()
+        if current is not None:
+            for m in read_manifest_list_v3(self._io, current.manifest_list):
+                first = m[len(V2_MANIFEST_FILE_NAMES)]
+                if first is not None:
+                    known_first_row_ids.setdefault(m.manifest_path, first)
         updates, requirements = orig_commit(self)
         added_rows = state.pop("writer").next_row_id - md.next_row_id
         updates = tuple(AddSnapshotUpdate(snapshot=u.snapshot.model_copy(update={"added_rows": added_rows}))
@@ -1499,6 +1505,8 @@ def make_bad(cat: SqlCatalog) -> None:
 
 def avro_manifest_facts() -> dict:
     """Avro schemas of one manifest list and one (data + delete) manifest, for the README."""
+    import fastavro  # only here: the interop tests import this module without it
+
     base = os.path.join(HERE, "iceberg", "deletes", "metadata")
     facts = {}
     for p in sorted(glob.glob(f"{base}/*.avro")):

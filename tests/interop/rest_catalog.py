@@ -31,6 +31,8 @@ compare as JSON with our side.
                                                    table OTHER, a position past the end, an unknown equality column),
                                                    each refused; then equality deletes by id and by a NULL name
     rest_catalog.py partition-equality URI TABLE   an equality delete of id = 1 in partition region = 'a'
+    rest_catalog.py client-dv URI TABLE            deletion vectors through make_iceberg.py's v3 writers: one, one
+                                                   replacing it, then a second live one (refused)
 
 Each prints one JSON object on stdout; an engine error exits 1 with the message on stderr.
 Set HP_CATALOG_TOKEN to send a bearer token.
@@ -409,6 +411,41 @@ def partition_equality(uri: str, name: str) -> dict:
     return {"rows": rows(cat.load_table(name).scan().to_arrow())}
 
 
+def client_dv(uri: str, name: str) -> dict:
+    """Deletion vectors committed through pyiceberg with tests/data/make_iceberg.py's v3 writers
+    (pyiceberg 0.12 has none): rows 1 and 3 of the first data file; then a vector replacing it
+    (rows 1, 3, 5; the old one marked DELETED in a rewritten delete manifest, as Java does); then
+    a second live vector for the same file, which must be refused."""
+    import uuid
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
+    import make_iceberg as mk
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.typedef import Record
+
+    cat = catalog(uri)
+    files = sorted(t.file.file_path for t in cat.load_table(name).scan().plan_files())
+    where = cat.load_table(name).location() + "/data/"
+
+    def commit(positions: list[int], replaced=()) -> tuple:
+        tbl = cat.load_table(name)
+        before = tbl.current_snapshot().snapshot_id
+        with mk.pyiceberg_writes_v3():
+            dvs = mk.write_dv_puffin(f"{where}client-{uuid.uuid4()}-deletes.puffin", [(files[0], positions, Record())])
+            try:
+                mk.commit_dvs(tbl, Operation.DELETE, dvs=dvs, replaced=replaced)
+                error = None
+            except Exception as e:  # the server's 4xx, as pyiceberg raises it
+                error = f"{type(e).__name__}: {e}"
+        changed = cat.load_table(name).current_snapshot().snapshot_id != before
+        return dvs, {"error": error, "changed": changed, "rows": rows(cat.load_table(name).scan().to_arrow())}
+
+    first, out_first = commit([1, 3])
+    _, out_replaced = commit([1, 3, 5], replaced=first)
+    _, out_second = commit([7])
+    return {"first": out_first, "replaced": out_replaced, "second": out_second}
+
+
 def errors(uri: str) -> dict:
     out = {}
     headers = {"Content-Type": "application/json"}
@@ -487,6 +524,8 @@ def main() -> int:
         result = overwrite(uri, args[2], args[3])
     elif action == "duckdb-dml":
         result = duckdb_dml(uri, args[2], args[3:])
+    elif action == "client-dv":
+        result = client_dv(uri, args[2])
     elif action == "partition-equality":
         result = partition_equality(uri, args[2])
     elif action == "client-deletes":
