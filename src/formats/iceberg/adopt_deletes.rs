@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | Parquet position deletes (v2 table) | every row names one data file of the table, live in the snapshot, and its positions lie in that file | a position delete file of that data file |
 //! | deletion vector (v3 table) | it names a live data file, which keeps no other vector, and its blob decodes to `record_count` positions within the file | that file's vector |
-//! | equality deletes | its key columns are top-level primitive columns of the table | positions of the rows it deletes in the live data files it applies to (`equality_positions`), written as our position delete files or vectors |
+//! | equality deletes | its key columns are top-level columns of the table's schema | positions of the rows it deletes in the live data files it applies to (`equality_as_positions`), written as our position delete files or vectors |
 //!
 //! A delete file is trusted for nothing it does not prove: the data file a
 //! Parquet delete file names is read from the file itself (its `file_path`
@@ -20,7 +20,6 @@
 //! ```
 
 use std::collections::{HashMap, HashSet};
-
 use std::sync::Arc;
 
 use datafusion::common::ScalarValue;
