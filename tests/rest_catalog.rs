@@ -71,6 +71,19 @@ fn files_selected(warehouse: &Path, query: &str) -> u64 {
         .sum()
 }
 
+/// Our CLI as a client of the server at `url` (`--catalog`), run in an empty
+/// directory of its own (returned, to check it stayed empty), running `sql`.
+fn our_client(url: &str, sql: &str) -> tempfile::TempDir {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
+        .current_dir(elsewhere.path())
+        .args(["--catalog", url, "-c", sql])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{sql}: {}", text(&o.stderr));
+    elsewhere
+}
+
 fn rows(v: &Value) -> Vec<Value> {
     sorted(v.as_array().unwrap().clone())
 }
@@ -530,14 +543,10 @@ fn add_column_through_our_client_of_our_server() {
     };
     let s = serve(None);
     client(&python, &s.url, None, &["pyiceberg-create"]);
-    let elsewhere = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
-        .current_dir(elsewhere.path())
-        .args(["--catalog", &s.url, "-c"])
-        .arg("ALTER TABLE ns.events ADD COLUMN note VARCHAR; INSERT INTO ns.events VALUES (7, TIMESTAMP '2024-01-07 00:00:00', 'seven', 'noted')")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    let elsewhere = our_client(
+        &s.url,
+        "ALTER TABLE ns.events ADD COLUMN note VARCHAR; INSERT INTO ns.events VALUES (7, TIMESTAMP '2024-01-07 00:00:00', 'seven', 'noted')",
+    );
     assert!(
         std::fs::read_dir(elsewhere.path()).unwrap().next().is_none(),
         "a REST catalog's session made files in the working directory"
@@ -618,14 +627,7 @@ fn other_engines_deletes_commit_and_our_statements_apply_them() {
     // Our statements on the table holding DuckDB's deletes: through our own client of the
     // server (the table is another catalog's to it; its reads apply the deletes), then on
     // the warehouse.
-    let elsewhere = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_hidden-partitions"))
-        .current_dir(elsewhere.path())
-        .args(["--catalog", &s.url, "-c"])
-        .arg("UPDATE ns.d SET name = 'ours' WHERE id = 1")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    our_client(&s.url, "UPDATE ns.d SET name = 'ours' WHERE id = 1");
     ours(&s.warehouse, "UPDATE ns.d SET name = 'ours' WHERE id = 21");
     ours(
         &s.warehouse,
