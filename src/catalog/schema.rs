@@ -356,6 +356,9 @@ impl SchemaProvider for WarehouseSchema {
             let Some(t) = self.load_table(table).await? else {
                 return Ok(None);
             };
+            if let Some(request) = crate::provider::changes::ChangesRequest::from_kind(kind) {
+                return Ok(Some(t.changes(&request?).await?));
+            }
             let mem = metadata_table(&t.table().location, t.metadata(), kind).await?;
             return Ok(Some(Arc::new(ReadOnly::new(Arc::new(mem), name, table))));
         }

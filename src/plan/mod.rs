@@ -10,6 +10,7 @@
 //! | `WHERE ts >= '2024-05-02'`               | the files of the days 2024-05-02 and later |
 //! | `WHERE id = 7`                           | the files whose `id` min/max range holds 7 |
 
+pub mod changes;
 pub mod files;
 pub mod positions;
 

@@ -1,8 +1,10 @@
 //! DataFusion integration: the `TableProvider`, the scan node and the
 //! INSERT sink (the files a scan reads are chosen in `plan/`).
 
+pub mod changes;
 pub mod dml;
 pub mod field_ids;
+pub mod float_bits;
 pub mod scan_exec;
 pub mod sink;
 pub mod table_provider;

@@ -120,26 +120,7 @@ impl HiddenPartitionsTable {
     /// snapshot current then, see `table::time_travel`, e.g.
     /// `2024-05-01T12:00:00Z` or `2024-05-01 12:00:00` in UTC).
     pub async fn at(mut self, selector: &str) -> crate::error::Result<Self> {
-        let md = &self.version.metadata;
-        let snapshot = if let Ok(id) = selector.parse::<i64>() {
-            md.snapshot(id).map(|s| s.snapshot_id).ok_or_else(|| {
-                crate::error::Error::Invalid(format!(
-                    "table {name} has no snapshot {id}: it never existed or was expired (expire_snapshots); \"{name}$snapshots\" lists the live ones",
-                    name = self.table.name
-                ))
-            })?
-        } else if let Some(tag) = md.refs.get(selector) {
-            tag.snapshot_id
-        } else {
-            let ts = crate::plan::files::parse_timestamp_ms(selector)
-                .ok_or_else(|| {
-                    crate::error::Error::Invalid(format!(
-                        "cannot read {selector:?} as a snapshot id, a tag of table {} or a timestamp (e.g. 2024-05-01T12:00:00Z)",
-                        self.table.name
-                    ))
-                })?;
-            crate::table::time_travel::snapshot_at(md, &self.table.name, selector, ts)?
-        };
+        let snapshot = crate::table::time_travel::snapshot_of(&self.version.metadata, &self.table.name, selector)?;
         self.as_of = Some(snapshot);
         // An older snapshot's manifests are in a file of their own.
         let (location, md) = (&self.table.location, &mut self.version.metadata);

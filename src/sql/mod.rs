@@ -8,6 +8,7 @@ pub mod execute;
 pub mod insert_errors;
 pub mod literals;
 pub mod statement;
+pub mod table_changes;
 pub mod tblproperties;
 pub mod timestamp_precision;
 pub mod transform_list;

@@ -222,6 +222,13 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
             .map_err(|e| Error::Invalid(format!("SQL syntax error: {e}")))?;
         return classify(&folded, &tokens, &LineOffsets::new(&folded));
     }
+    // `table_changes('t', FROM, TO)` is `"t$changes(FROM;TO;)"` from here on.
+    if let std::borrow::Cow::Owned(named) = super::table_changes::rewrite(text)? {
+        let tokens = Tokenizer::new(&GenericDialect {}, &named)
+            .tokenize_with_location()
+            .map_err(|e| Error::Invalid(format!("SQL syntax error: {e}")))?;
+        return classify(&named, &tokens, &LineOffsets::new(&named));
+    }
     // `UPDATE … FROM` and `DELETE … WHERE k IN (SELECT …)` run as MERGE.
     if let Some(merge) = super::dml_as_merge::as_merge(text) {
         let tokens = Tokenizer::new(&GenericDialect {}, &merge)

@@ -6,6 +6,7 @@
 //! before the commit leaves the table exactly as it was.
 
 pub mod change;
+pub mod changes;
 pub mod creation;
 pub mod delete;
 pub mod encodings;

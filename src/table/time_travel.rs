@@ -20,6 +20,27 @@ use chrono::{DateTime, SecondsFormat};
 use crate::error::{Error, Result};
 use crate::spec::TableMetadata;
 
+/// The snapshot `selector` names in table `name`: a snapshot id, a tag (or
+/// branch), or a timestamp (the snapshot current then, see [`snapshot_at`]).
+pub fn snapshot_of(md: &TableMetadata, name: &str, selector: &str) -> Result<i64> {
+    if let Ok(id) = selector.parse::<i64>() {
+        return md.snapshot(id).map(|s| s.snapshot_id).ok_or_else(|| {
+            Error::Invalid(format!(
+                "table {name} has no snapshot {id}: it never existed or was expired (expire_snapshots); \"{name}$snapshots\" lists the live ones"
+            ))
+        });
+    }
+    if let Some(tag) = md.refs.get(selector) {
+        return Ok(tag.snapshot_id);
+    }
+    let ts = crate::plan::files::parse_timestamp_ms(selector).ok_or_else(|| {
+        Error::Invalid(format!(
+            "cannot read {selector:?} as a snapshot id, a tag of table {name} or a timestamp (e.g. 2024-05-01T12:00:00Z)"
+        ))
+    })?;
+    snapshot_at(md, name, selector, ts)
+}
+
 /// The id of the snapshot of table `name` (metadata `md`) that was current
 /// at `ts_ms`; `selector` is the time as the user wrote it.
 pub fn snapshot_at(md: &TableMetadata, name: &str, selector: &str, ts_ms: i64) -> Result<i64> {

@@ -1,0 +1,357 @@
+//! Changelog reads: `table_changes('t', FROM, TO[, 'id, …'])`, the rows
+//! that changed in the snapshots after FROM up to TO, as a view over scans
+//! of the files each snapshot changed (`plan::changes`).
+//!
+//! | t's history                                   | `table_changes('t', S1, S3, 'id')` |
+//! |-----------------------------------------------|------------------------------------|
+//! | S1 INSERT (1,'a'), (2,'b')                    | (not in the range: it is the start) |
+//! | S2 UPDATE t SET v = 'c' WHERE id = 2          | (2,'b') UPDATE_BEFORE 0 S2; (2,'c') UPDATE_AFTER 0 S2 |
+//! | S3 DELETE FROM t WHERE id = 1                 | (1,'a') DELETE 1 S3                |
+//!
+//! Per snapshot S with parent P:
+//! - only new files (an append): their rows, all `INSERT`, read from S's
+//!   new manifests alone; filters prune them as in any scan;
+//! - otherwise the touched files as of P and as of S: rows only before are
+//!   `DELETE`, rows only after are `INSERT`, as multisets (SUM of ±1 per
+//!   distinct row), so rows a copy-on-write rewrite carried over cancel;
+//! - with identifier columns, a `DELETE` and an `INSERT` of the same
+//!   identifier in one snapshot are an `UPDATE_BEFORE` / `UPDATE_AFTER`;
+//! - optimize changes no row and shows none.
+//!
+//! Every side is read with TO's schema (columns by field id: added columns
+//! are NULL in older rows, dropped ones are gone).
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
+use datafusion::catalog::view::ViewTable;
+use datafusion::common::{Column, ScalarValue};
+use datafusion::datasource::provider_as_source;
+use datafusion::functions::math::expr_fn::abs;
+use datafusion::functions_aggregate::expr_fn::{max, sum};
+use datafusion::functions_aggregate::min_max::{max_udaf, min_udaf};
+use datafusion::functions_nested::expr_fn::range;
+use datafusion::logical_expr::expr::WindowFunction;
+use datafusion::logical_expr::{
+    EmptyRelation, Expr, ExprFunctionExt, LogicalPlan, LogicalPlanBuilder, Union, WindowFunctionDefinition, col, lit,
+    when,
+};
+
+use super::HiddenPartitionsTable;
+use crate::error::{Error, Result};
+use crate::plan::changes::{SnapshotFiles, snapshot_files};
+use crate::spec::ManifestFile;
+
+pub const CHANGE_TYPE: &str = "_change_type";
+pub const CHANGE_ORDINAL: &str = "_change_ordinal";
+pub const COMMIT_SNAPSHOT_ID: &str = "_commit_snapshot_id";
+
+const SIGN: &str = "__hp_change_sign";
+const COUNT: &str = "__hp_change_count";
+const LOW: &str = "__hp_change_low";
+const HIGH: &str = "__hp_change_high";
+const REPEAT: &str = "__hp_change_repeat";
+
+/// What a changelog read asks for: the range and the identifier columns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangesRequest {
+    /// Exclusive start (snapshot id, tag or timestamp); `None`: the first snapshot.
+    pub from: Option<String>,
+    /// Inclusive end; `None`: the current snapshot.
+    pub to: Option<String>,
+    /// Identifier columns (an UPDATE is a DELETE and an INSERT of one identifier).
+    pub ids: Vec<String>,
+}
+
+impl ChangesRequest {
+    /// The request a `"t$changes(FROM;TO;ids)"` name carries (the statement
+    /// layer writes `table_changes('t', FROM, TO, 'ids')` so); `None` when
+    /// `kind` (after the `$`) is not one.
+    pub fn from_kind(kind: &str) -> Option<Result<Self>> {
+        let args = kind.strip_prefix("changes(")?.strip_suffix(')')?;
+        let parts: Vec<&str> = args.split(';').collect();
+        let [from, to, ids] = parts.as_slice() else {
+            return Some(Err(Error::Invalid(format!(
+                "cannot read the changelog arguments {args:?}: expected FROM;TO;identifier columns"
+            ))));
+        };
+        let given = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        Some(Ok(Self {
+            from: given(from),
+            to: given(to),
+            ids: ids
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+        }))
+    }
+
+    /// The name [`Self::from_kind`] reads, after `table$`.
+    pub fn kind(&self) -> String {
+        format!(
+            "changes({};{};{})",
+            self.from.as_deref().unwrap_or(""),
+            self.to.as_deref().unwrap_or(""),
+            self.ids.join(",")
+        )
+    }
+}
+
+/// One side of one snapshot's change, to be read.
+struct Side {
+    table: HiddenPartitionsTable,
+    sign: i64,
+}
+
+impl HiddenPartitionsTable {
+    /// The changelog of this table (its latest version) for `request`: a
+    /// view whose scans read only the files the snapshots changed.
+    pub async fn changes(&self, request: &ChangesRequest) -> Result<Arc<dyn TableProvider>> {
+        let name = &self.table.name;
+        let mut md = self.version.metadata.clone();
+        let snapshots =
+            crate::table::changes::changed_snapshots(&md, name, request.from.as_deref(), request.to.as_deref())?;
+        // TO's columns; the current ones (with evolution since the last
+        // snapshot) when TO is the current snapshot.
+        let to_spec = match &request.to {
+            Some(to) => {
+                let id = crate::table::time_travel::snapshot_of(&md, name, to)?;
+                md.snapshot(id)
+                    .and_then(|s| s.table_spec_id)
+                    .unwrap_or(md.current_spec_id)
+            }
+            None => md.current_spec_id,
+        };
+        let schema = md.spec(to_spec)?.schema.arrow_schema();
+        let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+        for reserved in [CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID] {
+            if columns.iter().any(|c| c == reserved) {
+                return Err(Error::Invalid(format!(
+                    "table_changes on table {name}: the table has a column named {reserved}, the name of a changelog column"
+                )));
+            }
+        }
+        for id in &request.ids {
+            if !columns.contains(id) {
+                return Err(Error::Invalid(format!(
+                    "table_changes on table {name}: identifier column {id} is not a column of the table (columns: {})",
+                    columns.join(", ")
+                )));
+            }
+        }
+        // Each snapshot and its parent, manifests loaded.
+        let wanted: std::collections::HashSet<i64> = snapshots
+            .iter()
+            .flat_map(|id| [Some(*id), md.snapshot(*id).and_then(|s| s.parent_snapshot_id)])
+            .flatten()
+            .collect();
+        self.table
+            .location
+            .load_manifests(&mut md, |s| wanted.contains(&s.snapshot_id))
+            .await?;
+        let mut bare = md.clone();
+        bare.snapshots.clear();
+        bare.snapshot_log.clear();
+        bare.current_spec_id = to_spec;
+        let reading = |snapshot: i64, manifests: Vec<ManifestFile>| -> Result<HiddenPartitionsTable> {
+            let mut s = md
+                .snapshot(snapshot)
+                .cloned()
+                .ok_or_else(|| Error::Invalid(format!("table {name} has no snapshot {snapshot}")))?;
+            s.manifests = Some(manifests);
+            let mut metadata = bare.clone();
+            metadata.snapshots.push(s);
+            metadata.current_snapshot_id = Some(snapshot);
+            let mut t = self.clone();
+            t.version.metadata = metadata;
+            t.schema = Arc::clone(&schema);
+            t.as_of = Some(snapshot);
+            t.only = None;
+            t.dml = None;
+            t.positions = None;
+            t.join_keys.clear();
+            Ok(t)
+        };
+
+        let mut appended = Vec::new();
+        let mut rewritten = Vec::new();
+        for (ordinal, id) in snapshots.iter().enumerate() {
+            let snapshot = md.snapshot(*id).expect("in range");
+            let parent = snapshot.parent_snapshot_id.and_then(|p| md.snapshot(p));
+            let ordinal = ordinal as i32;
+            match snapshot_files(&self.table.location, &md, parent, snapshot).await? {
+                SnapshotFiles::Unchanged => {}
+                SnapshotFiles::Appended(manifests) => appended.push((ordinal, *id, reading(*id, manifests)?)),
+                SnapshotFiles::Rewritten { touched, before, after } => {
+                    let touched = Arc::new(touched);
+                    let mut sides = vec![Side {
+                        table: reading(*id, after)?.restricted(Arc::clone(&touched)),
+                        sign: 1,
+                    }];
+                    if let Some(parent) = parent {
+                        sides.push(Side {
+                            table: reading(parent.snapshot_id, before)?.restricted(touched),
+                            sign: -1,
+                        });
+                    }
+                    rewritten.push((ordinal, *id, sides));
+                }
+            }
+        }
+        let plan = changelog_plan(&schema, &columns, appended, rewritten, &request.ids)?;
+        Ok(Arc::new(ViewTable::new(plan, None)))
+    }
+
+    fn restricted(mut self, files: Arc<std::collections::HashSet<object_store::path::Path>>) -> Self {
+        self.only = Some(files);
+        self
+    }
+}
+
+/// Grouping takes -0.0 for 0.0 (SQL equality) and keeps one of them, but
+/// an UPDATE from one to the other changed the row: floating-point columns
+/// are grouped by their bits (a key computed below the grouping) and carried
+/// through it as an aggregate. (key name, column) per such column.
+fn float_keys(schema: &SchemaRef, columns: &[String]) -> Vec<(String, String)> {
+    columns
+        .iter()
+        .zip(schema.fields())
+        .enumerate()
+        .filter(|(_, (_, f))| f.data_type().is_floating())
+        .map(|(i, (c, _))| (format!("__hp_change_bits_{i}"), c.clone()))
+        .collect()
+}
+
+/// `table`'s columns, qualified by `alias`, then `extra`.
+fn side_plan(table: HiddenPartitionsTable, alias: &str, columns: &[String], extra: Vec<Expr>) -> Result<LogicalPlan> {
+    let scan = LogicalPlanBuilder::scan(alias, provider_as_source(Arc::new(table)), None)?;
+    let mut exprs: Vec<Expr> = columns
+        .iter()
+        .map(|c| Expr::Column(Column::new(Some(alias), c)).alias(c))
+        .collect();
+    exprs.extend(extra);
+    Ok(scan.project(exprs)?.build()?)
+}
+
+fn union(mut inputs: Vec<LogicalPlan>) -> Result<Option<LogicalPlan>> {
+    Ok(match inputs.len() {
+        0 => None,
+        1 => inputs.pop(),
+        _ => Some(LogicalPlan::Union(Union::try_new(
+            inputs.into_iter().map(Arc::new).collect(),
+        )?)),
+    })
+}
+
+fn tail(ordinal: i32, snapshot: i64) -> [Expr; 2] {
+    [
+        lit(ordinal).alias(CHANGE_ORDINAL),
+        lit(snapshot).alias(COMMIT_SNAPSHOT_ID),
+    ]
+}
+
+/// The changelog: appended snapshots' rows as they are, rewritten ones'
+/// through the multiset difference of their sides.
+fn changelog_plan(
+    schema: &SchemaRef,
+    columns: &[String],
+    appended: Vec<(i32, i64, HiddenPartitionsTable)>,
+    rewritten: Vec<(i32, i64, Vec<Side>)>,
+    ids: &[String],
+) -> Result<LogicalPlan> {
+    let mut parts = Vec::new();
+    for (ordinal, snapshot, table) in appended {
+        let mut extra = vec![lit("INSERT").alias(CHANGE_TYPE)];
+        extra.extend(tail(ordinal, snapshot));
+        parts.push(side_plan(table, &format!("changes_{ordinal}"), columns, extra)?);
+    }
+    let mut sides = Vec::new();
+    for (ordinal, snapshot, pair) in rewritten {
+        for (i, side) in pair.into_iter().enumerate() {
+            let mut extra = tail(ordinal, snapshot).to_vec();
+            extra.push(lit(side.sign).alias(SIGN));
+            let alias = format!("changes_{ordinal}_{i}");
+            for (key, c) in float_keys(schema, columns) {
+                let value = Expr::Column(Column::new(Some(alias.as_str()), c));
+                extra.push(super::float_bits::FloatBits::udf().call(vec![value]).alias(key));
+            }
+            sides.push(side_plan(side.table, &alias, columns, extra)?);
+        }
+    }
+    if let Some(sides) = union(sides)? {
+        parts.push(difference(sides, schema, columns, ids)?);
+    }
+    match union(parts)? {
+        Some(plan) => Ok(plan),
+        None => empty(schema, columns),
+    }
+}
+
+/// Rows with a nonzero sum of signs per (snapshot, row), repeated that many
+/// times, typed by the sign and (with `ids`) by their identifier's other rows.
+fn difference(sides: LogicalPlan, schema: &SchemaRef, columns: &[String], ids: &[String]) -> Result<LogicalPlan> {
+    let floats = float_keys(schema, columns);
+    let mut group: Vec<Expr> = vec![col(CHANGE_ORDINAL), col(COMMIT_SNAPSHOT_ID)];
+    group.extend(
+        columns
+            .iter()
+            .filter(|c| !floats.iter().any(|(_, f)| f == *c))
+            .map(|c| Expr::Column(Column::from_name(c))),
+    );
+    let mut aggregates = vec![sum(col(SIGN)).alias(COUNT)];
+    for (key, c) in &floats {
+        group.push(Expr::Column(Column::from_name(key)));
+        aggregates.push(max(Expr::Column(Column::from_name(c))).alias(c));
+    }
+    let count = || Expr::Column(Column::from_name(COUNT));
+    let mut plan = LogicalPlanBuilder::from(sides)
+        .aggregate(group, aggregates)?
+        .filter(count().not_eq(lit(0i64)))?;
+    let plain = when(count().gt(lit(0i64)), lit("INSERT")).otherwise(lit("DELETE"))?;
+    let change_type = if ids.is_empty() {
+        plain
+    } else {
+        let mut partition = vec![col(CHANGE_ORDINAL)];
+        partition.extend(ids.iter().map(|c| Expr::Column(Column::from_name(c))));
+        let over = |f: Arc<datafusion::logical_expr::AggregateUDF>, alias: &str| -> Result<Expr> {
+            Ok(Expr::from(WindowFunction::new(
+                WindowFunctionDefinition::AggregateUDF(f),
+                vec![count()],
+            ))
+            .partition_by(partition.clone())
+            .build()?
+            .alias(alias))
+        };
+        plan = plan.window(vec![over(min_udaf(), LOW)?, over(max_udaf(), HIGH)?])?;
+        let both = col(LOW).lt(lit(0i64)).and(col(HIGH).gt(lit(0i64)));
+        when(both.clone().and(count().gt(lit(0i64))), lit("UPDATE_AFTER"))
+            .when(both, lit("UPDATE_BEFORE"))
+            .otherwise(plain)?
+    };
+    let mut exprs: Vec<Expr> = columns.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
+    exprs.push(change_type.alias(CHANGE_TYPE));
+    exprs.extend([col(CHANGE_ORDINAL), col(COMMIT_SNAPSHOT_ID)]);
+    exprs.push(range(lit(0i64), abs(count()), lit(1i64)).alias(REPEAT));
+    let mut out: Vec<Expr> = columns.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
+    out.extend([col(CHANGE_TYPE), col(CHANGE_ORDINAL), col(COMMIT_SNAPSHOT_ID)]);
+    Ok(plan.project(exprs)?.unnest_column(REPEAT)?.project(out)?.build()?)
+}
+
+/// No snapshot in the range: no rows, the changelog's columns.
+fn empty(schema: &SchemaRef, columns: &[String]) -> Result<LogicalPlan> {
+    let one = LogicalPlan::EmptyRelation(EmptyRelation {
+        produce_one_row: false,
+        schema: Arc::new(datafusion::common::DFSchema::empty()),
+    });
+    let mut exprs = Vec::new();
+    for (c, f) in columns.iter().zip(schema.fields()) {
+        exprs.push(lit(ScalarValue::try_from(f.data_type())?).alias(c));
+    }
+    exprs.push(lit(ScalarValue::Utf8(None)).alias(CHANGE_TYPE));
+    exprs.push(lit(ScalarValue::Int32(None)).alias(CHANGE_ORDINAL));
+    exprs.push(lit(ScalarValue::Int64(None)).alias(COMMIT_SNAPSHOT_ID));
+    Ok(LogicalPlanBuilder::from(one).project(exprs)?.build()?)
+}
