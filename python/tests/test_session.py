@@ -69,6 +69,25 @@ def test_dml_metadata_tables_and_time_travel(session):
     assert session.sql('SELECT count(*) AS n FROM "events$files"').to_pylist()[0]["n"] >= 3
 
 
+def test_changelog_reads(session):
+    days_table(session)
+    session.sql("ALTER TABLE events CREATE TAG before")
+    session.sql("UPDATE events SET region = 'APAC' WHERE id = 1")
+    session.sql("DELETE FROM events WHERE id = 12")
+    rows = session.sql(
+        "SELECT id, region, _change_type, _change_ordinal FROM table_changes('events', 'before', NULL, 'id') "
+        "ORDER BY _change_ordinal, _change_type"
+    ).to_pylist()
+    assert rows == [
+        {"id": 1, "region": "APAC", "_change_type": "UPDATE_AFTER", "_change_ordinal": 0},
+        {"id": 1, "region": "EU", "_change_type": "UPDATE_BEFORE", "_change_ordinal": 0},
+        {"id": 12, "region": "US", "_change_type": "DELETE", "_change_ordinal": 1},
+    ], rows
+    session.sql("ALTER TABLE events CREATE TAG after")
+    with pytest.raises(Exception, match="is not an ancestor of snapshot"):
+        session.sql("SELECT * FROM table_changes('events', 'after', 'before')")
+
+
 ROUND_TRIP = pa.table(
     {
         "b": pa.array([True, None, False]),

@@ -346,20 +346,25 @@ impl SchemaProvider for WarehouseSchema {
         {
             return Ok(Some(found));
         }
-        if let Some((table, selector)) = name.split_once('@') {
+        // "t@<snapshot>", "t$files", "t$changes(…)" of a table of ours, or of
+        // a foreign one registered in an earlier session (definition stored).
+        if let Some(i) = name.find(['@', '$']) {
+            let (table, suffix) = (&name[..i], &name[i + 1..]);
             let Some(t) = self.load_table(table).await? else {
+                if !self.has_other(table)
+                    && let Some(base) = self.stored_definition(table).await?
+                {
+                    return derived_of_foreign(&base, name, i).await;
+                }
                 return Ok(None);
             };
-            return Ok(Some(Arc::new(t.at(selector).await?)));
-        }
-        if let Some((table, kind)) = name.split_once('$') {
-            let Some(t) = self.load_table(table).await? else {
-                return Ok(None);
-            };
-            if let Some(request) = crate::provider::changes::ChangesRequest::from_kind(kind) {
+            if name[i..].starts_with('@') {
+                return Ok(Some(Arc::new(t.at(suffix).await?)));
+            }
+            if let Some(request) = crate::provider::changes::ChangesRequest::from_kind(suffix) {
                 return Ok(Some(t.changes(&request?).await?));
             }
-            let mem = metadata_table(&t.table().location, t.metadata(), kind).await?;
+            let mem = metadata_table(&t.table().location, t.metadata(), suffix).await?;
             return Ok(Some(Arc::new(ReadOnly::new(Arc::new(mem), name, table))));
         }
         if let Some(t) = self.load_table(name).await? {
@@ -469,6 +474,9 @@ async fn foreign_lookup(
         return Ok(Some(Arc::new(table.at(selector).await?)));
     }
     if let Some((_, kind)) = name.split_once('$') {
+        if let Some(request) = crate::provider::changes::ChangesRequest::from_kind(kind) {
+            return Ok(Some(table.changes(&request?).await?));
+        }
         let (location, metadata) = table.metadata_for(kind).await?;
         let mem = crate::catalog::metadata_tables::metadata_table(location, &metadata, kind).await?;
         return Ok(Some(Arc::new(mem)));

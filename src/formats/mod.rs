@@ -19,6 +19,7 @@
 //! CREATE EXTERNAL TABLE clicks STORED AS DELTA LOCATION '/data/clicks';
 //! ```
 
+pub mod changes;
 pub mod deletes;
 pub mod delta;
 pub mod equality_exec;

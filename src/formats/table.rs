@@ -257,6 +257,12 @@ impl ForeignTable {
         self.reader.at(&self.name, selector).await
     }
 
+    /// Every snapshot the format's history knows, when it keeps more of them
+    /// than the metadata holds (Delta).
+    pub async fn history(&self) -> crate::error::Result<Option<Vec<crate::spec::Snapshot>>> {
+        self.reader.history(&self.metadata).await
+    }
+
     /// Where the table is and the metadata its metadata table `kind`
     /// (`$snapshots`, `$files`, …) is built from: for `$snapshots`, every
     /// snapshot the format's history knows.

@@ -29,7 +29,7 @@ use datafusion::catalog::view::ViewTable;
 use datafusion::common::{Column, ScalarValue};
 use datafusion::datasource::provider_as_source;
 use datafusion::functions::math::expr_fn::abs;
-use datafusion::functions_aggregate::expr_fn::{max, sum};
+use datafusion::functions_aggregate::expr_fn::{first_value, sum};
 use datafusion::functions_aggregate::min_max::{max_udaf, min_udaf};
 use datafusion::functions_nested::expr_fn::range;
 use datafusion::logical_expr::expr::WindowFunction;
@@ -39,6 +39,7 @@ use datafusion::logical_expr::{
 };
 
 use super::HiddenPartitionsTable;
+use super::exact_key::ExactKey;
 use crate::error::{Error, Result};
 use crate::plan::changes::{SnapshotFiles, snapshot_files};
 use crate::spec::ManifestFile;
@@ -100,10 +101,57 @@ impl ChangesRequest {
     }
 }
 
-/// One side of one snapshot's change, to be read.
-struct Side {
-    table: HiddenPartitionsTable,
-    sign: i64,
+/// One side of one snapshot's change: a table to read, and for each of the
+/// changelog's columns the column of that table it is (`None`: NULL, a
+/// column added later).
+pub struct ChangeSide {
+    pub table: Arc<dyn TableProvider>,
+    pub select: Vec<Option<String>>,
+    /// +1: the snapshot's side (rows only here are inserted); -1: its parent's.
+    pub sign: i64,
+}
+
+/// One snapshot of the range and what to read for it.
+pub struct SnapshotChange {
+    pub ordinal: i32,
+    pub snapshot: i64,
+    /// Only new rows: one side, every row an INSERT, read as it is.
+    pub appended: bool,
+    pub sides: Vec<ChangeSide>,
+}
+
+/// The changelog's columns are `schema`'s and three of its own: a table
+/// column of one of those names, or identifier columns it does not have,
+/// are errors naming table `name`.
+pub fn check_columns(name: &str, schema: &SchemaRef, ids: &[String]) -> Result<()> {
+    let columns: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+    for reserved in [CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID] {
+        if columns.iter().any(|c| *c == reserved) {
+            return Err(Error::Invalid(format!(
+                "table_changes on table {name}: the table has a column named {reserved}, the name of a changelog column"
+            )));
+        }
+    }
+    for id in ids {
+        if !columns.contains(&id) {
+            return Err(Error::Invalid(format!(
+                "table_changes on table {name}: identifier column {id} is not a column of the table (columns: {})",
+                columns.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The changelog view over `changes` (in range order), with `schema`'s
+/// columns (TO's) and identifier columns `ids`.
+pub fn changelog_view(
+    schema: &SchemaRef,
+    changes: Vec<SnapshotChange>,
+    ids: &[String],
+) -> Result<Arc<dyn TableProvider>> {
+    let plan = changelog_plan(schema, changes, ids)?;
+    Ok(Arc::new(ViewTable::new(plan, None)))
 }
 
 impl HiddenPartitionsTable {
@@ -126,22 +174,8 @@ impl HiddenPartitionsTable {
             None => md.current_spec_id,
         };
         let schema = md.spec(to_spec)?.schema.arrow_schema();
-        let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-        for reserved in [CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID] {
-            if columns.iter().any(|c| c == reserved) {
-                return Err(Error::Invalid(format!(
-                    "table_changes on table {name}: the table has a column named {reserved}, the name of a changelog column"
-                )));
-            }
-        }
-        for id in &request.ids {
-            if !columns.contains(id) {
-                return Err(Error::Invalid(format!(
-                    "table_changes on table {name}: identifier column {id} is not a column of the table (columns: {})",
-                    columns.join(", ")
-                )));
-            }
-        }
+        check_columns(name, &schema, &request.ids)?;
+        let select: Vec<Option<String>> = schema.fields().iter().map(|f| Some(f.name().clone())).collect();
         // Each snapshot and its parent, manifests loaded.
         let wanted: std::collections::HashSet<i64> = snapshots
             .iter()
@@ -176,33 +210,35 @@ impl HiddenPartitionsTable {
             Ok(t)
         };
 
-        let mut appended = Vec::new();
-        let mut rewritten = Vec::new();
+        let side = |table: HiddenPartitionsTable, sign: i64| ChangeSide {
+            table: Arc::new(table),
+            select: select.clone(),
+            sign,
+        };
+        let mut changes = Vec::new();
         for (ordinal, id) in snapshots.iter().enumerate() {
             let snapshot = md.snapshot(*id).expect("in range");
             let parent = snapshot.parent_snapshot_id.and_then(|p| md.snapshot(p));
-            let ordinal = ordinal as i32;
-            match snapshot_files(&self.table.location, &md, parent, snapshot).await? {
-                SnapshotFiles::Unchanged => {}
-                SnapshotFiles::Appended(manifests) => appended.push((ordinal, *id, reading(*id, manifests)?)),
+            let (appended, sides) = match snapshot_files(&self.table.location, &md, parent, snapshot).await? {
+                SnapshotFiles::Unchanged => continue,
+                SnapshotFiles::Appended(manifests) => (true, vec![side(reading(*id, manifests)?, 1)]),
                 SnapshotFiles::Rewritten { touched, before, after } => {
                     let touched = Arc::new(touched);
-                    let mut sides = vec![Side {
-                        table: reading(*id, after)?.restricted(Arc::clone(&touched)),
-                        sign: 1,
-                    }];
+                    let mut sides = vec![side(reading(*id, after)?.restricted(Arc::clone(&touched)), 1)];
                     if let Some(parent) = parent {
-                        sides.push(Side {
-                            table: reading(parent.snapshot_id, before)?.restricted(touched),
-                            sign: -1,
-                        });
+                        sides.push(side(reading(parent.snapshot_id, before)?.restricted(touched), -1));
                     }
-                    rewritten.push((ordinal, *id, sides));
+                    (false, sides)
                 }
-            }
+            };
+            changes.push(SnapshotChange {
+                ordinal: ordinal as i32,
+                snapshot: *id,
+                appended,
+                sides,
+            });
         }
-        let plan = changelog_plan(&schema, &columns, appended, rewritten, &request.ids)?;
-        Ok(Arc::new(ViewTable::new(plan, None)))
+        changelog_view(&schema, changes, &request.ids)
     }
 
     fn restricted(mut self, files: Arc<std::collections::HashSet<object_store::path::Path>>) -> Self {
@@ -211,28 +247,58 @@ impl HiddenPartitionsTable {
     }
 }
 
-/// Grouping takes -0.0 for 0.0 (SQL equality) and keeps one of them, but
-/// an UPDATE from one to the other changed the row: floating-point columns
-/// are grouped by their bits (a key computed below the grouping) and carried
-/// through it as an aggregate. (key name, column) per such column.
-fn float_keys(schema: &SchemaRef, columns: &[String]) -> Vec<(String, String)> {
+/// Grouping takes -0.0 for 0.0 (SQL equality) and keeps one of them, and
+/// refuses VARIANT values; but any change of a stored value is a change.
+/// Such columns are grouped by an exact key (computed below the grouping)
+/// and carried through it as an aggregate. (key name, column) per column.
+fn exact_keys(schema: &SchemaRef, columns: &[String]) -> Vec<(String, String)> {
     columns
         .iter()
         .zip(schema.fields())
         .enumerate()
-        .filter(|(_, (_, f))| f.data_type().is_floating())
-        .map(|(i, (c, _))| (format!("__hp_change_bits_{i}"), c.clone()))
+        .filter(|(_, (_, f))| ExactKey::needed_for(f.data_type()))
+        .map(|(i, (c, _))| (format!("__hp_change_key_{i}"), c.clone()))
         .collect()
 }
 
-/// `table`'s columns, qualified by `alias`, then `extra`.
-fn side_plan(table: HiddenPartitionsTable, alias: &str, columns: &[String], extra: Vec<Expr>) -> Result<LogicalPlan> {
-    let scan = LogicalPlanBuilder::scan(alias, provider_as_source(Arc::new(table)), None)?;
-    let mut exprs: Vec<Expr> = columns
-        .iter()
-        .map(|c| Expr::Column(Column::new(Some(alias), c)).alias(c))
-        .collect();
+/// `side`'s table read as the changelog's columns (`schema`'s: cast where
+/// the side's type is older and narrower, NULL where it lacks the
+/// column), then `extra`, then the exact `keys` of its columns.
+fn side_plan(
+    side: &ChangeSide,
+    schema: &SchemaRef,
+    alias: &str,
+    extra: Vec<Expr>,
+    keys: &[(String, String)],
+) -> Result<LogicalPlan> {
+    let have = side.table.schema();
+    let scan = LogicalPlanBuilder::scan(alias, provider_as_source(Arc::clone(&side.table)), None)?;
+    let mut exprs = Vec::with_capacity(schema.fields().len() + extra.len());
+    for (field, from) in schema.fields().iter().zip(&side.select) {
+        let value = match from {
+            Some(name) => {
+                let column = Expr::Column(Column::new(Some(alias), name));
+                match have.field_with_name(name) {
+                    Ok(f) if f.data_type() == field.data_type() => column,
+                    _ => Expr::Cast(datafusion::logical_expr::Cast::new(
+                        Box::new(column),
+                        field.data_type().clone(),
+                    )),
+                }
+            }
+            None => lit(ScalarValue::try_from(field.data_type())?),
+        };
+        exprs.push(value.alias(field.name()));
+    }
+    let values = exprs.clone();
     exprs.extend(extra);
+    for (key, c) in keys {
+        let i = schema.index_of(c)?;
+        let Expr::Alias(value) = &values[i] else {
+            unreachable!("every value is aliased")
+        };
+        exprs.push(ExactKey::udf().call(vec![(*value.expr).clone()]).alias(key));
+    }
     Ok(scan.project(exprs)?.build()?)
 }
 
@@ -253,58 +319,53 @@ fn tail(ordinal: i32, snapshot: i64) -> [Expr; 2] {
     ]
 }
 
-/// The changelog: appended snapshots' rows as they are, rewritten ones'
+/// The changelog: appended snapshots' rows as they are, the others'
 /// through the multiset difference of their sides.
-fn changelog_plan(
-    schema: &SchemaRef,
-    columns: &[String],
-    appended: Vec<(i32, i64, HiddenPartitionsTable)>,
-    rewritten: Vec<(i32, i64, Vec<Side>)>,
-    ids: &[String],
-) -> Result<LogicalPlan> {
+fn changelog_plan(schema: &SchemaRef, changes: Vec<SnapshotChange>, ids: &[String]) -> Result<LogicalPlan> {
+    let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let keys = exact_keys(schema, &columns);
     let mut parts = Vec::new();
-    for (ordinal, snapshot, table) in appended {
-        let mut extra = vec![lit("INSERT").alias(CHANGE_TYPE)];
-        extra.extend(tail(ordinal, snapshot));
-        parts.push(side_plan(table, &format!("changes_{ordinal}"), columns, extra)?);
-    }
     let mut sides = Vec::new();
-    for (ordinal, snapshot, pair) in rewritten {
-        for (i, side) in pair.into_iter().enumerate() {
-            let mut extra = tail(ordinal, snapshot).to_vec();
-            extra.push(lit(side.sign).alias(SIGN));
+    for change in changes {
+        let (ordinal, snapshot) = (change.ordinal, change.snapshot);
+        for (i, side) in change.sides.iter().enumerate() {
             let alias = format!("changes_{ordinal}_{i}");
-            for (key, c) in float_keys(schema, columns) {
-                let value = Expr::Column(Column::new(Some(alias.as_str()), c));
-                extra.push(super::float_bits::FloatBits::udf().call(vec![value]).alias(key));
+            let mut extra = Vec::new();
+            if change.appended {
+                extra.push(lit("INSERT").alias(CHANGE_TYPE));
+                extra.extend(tail(ordinal, snapshot));
+                parts.push(side_plan(side, schema, &alias, extra, &[])?);
+                continue;
             }
-            sides.push(side_plan(side.table, &alias, columns, extra)?);
+            extra.extend(tail(ordinal, snapshot));
+            extra.push(lit(side.sign).alias(SIGN));
+            sides.push(side_plan(side, schema, &alias, extra, &keys)?);
         }
     }
     if let Some(sides) = union(sides)? {
-        parts.push(difference(sides, schema, columns, ids)?);
+        parts.push(difference(sides, schema, &columns, ids)?);
     }
     match union(parts)? {
         Some(plan) => Ok(plan),
-        None => empty(schema, columns),
+        None => empty(schema, &columns),
     }
 }
 
 /// Rows with a nonzero sum of signs per (snapshot, row), repeated that many
 /// times, typed by the sign and (with `ids`) by their identifier's other rows.
 fn difference(sides: LogicalPlan, schema: &SchemaRef, columns: &[String], ids: &[String]) -> Result<LogicalPlan> {
-    let floats = float_keys(schema, columns);
+    let keyed = exact_keys(schema, columns);
     let mut group: Vec<Expr> = vec![col(CHANGE_ORDINAL), col(COMMIT_SNAPSHOT_ID)];
     group.extend(
         columns
             .iter()
-            .filter(|c| !floats.iter().any(|(_, f)| f == *c))
+            .filter(|c| !keyed.iter().any(|(_, k)| k == *c))
             .map(|c| Expr::Column(Column::from_name(c))),
     );
     let mut aggregates = vec![sum(col(SIGN)).alias(COUNT)];
-    for (key, c) in &floats {
+    for (key, c) in &keyed {
         group.push(Expr::Column(Column::from_name(key)));
-        aggregates.push(max(Expr::Column(Column::from_name(c))).alias(c));
+        aggregates.push(first_value(Expr::Column(Column::from_name(c)), vec![]).alias(c));
     }
     let count = || Expr::Column(Column::from_name(COUNT));
     let mut plan = LogicalPlanBuilder::from(sides)

@@ -3,8 +3,8 @@
 
 pub mod changes;
 pub mod dml;
+pub mod exact_key;
 pub mod field_ids;
-pub mod float_bits;
 pub mod scan_exec;
 pub mod sink;
 pub mod table_provider;

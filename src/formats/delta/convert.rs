@@ -191,9 +191,12 @@ pub fn convert(log: &LogSnapshot, table: &str) -> Result<Converted> {
             .map(|c| c.physical_name.as_str())
             .unwrap_or(name);
         let dt = arrow_type(name).unwrap_or(DataType::Utf8);
+        // A version without files (a table just created) has no values.
+        let none = (rows == 0).then(|| datafusion::arrow::array::new_empty_array(&dt));
         let raw = parsed
             .as_ref()
             .and_then(|p| Some(with_parent_nulls(p.column_by_name(physical)?, p)))
+            .or(none)
             .ok_or_else(|| {
                 Error::Format(format!(
                     "Delta table {table}: no values of partition column {name:?} in the log"
