@@ -168,6 +168,37 @@ fn read_and_write(python: &Path, sql: &Sql) {
         &format!("SELECT * FROM ns.\"events@{first}\""),
     );
     assert_eq!(then, rows(&created["rows"]), "time travel to pyiceberg's snapshot");
+    // Changelog reads of a catalog's table: our three statements after pyiceberg's append.
+    let changes = ours(
+        &sql.warehouse,
+        &sql.ours,
+        &format!("SELECT id, name, _change_type, _change_ordinal FROM table_changes('ns.events', {first}, NULL, 'id')"),
+    );
+    let want = [
+        (4, "ours", "INSERT", 0),
+        (1, "a", "DELETE", 1),
+        (2, "b", "UPDATE_BEFORE", 2),
+        (2, "updated", "UPDATE_AFTER", 2),
+    ];
+    let want: Vec<Value> = want
+        .iter()
+        .map(|(id, name, t, o)| json!({"id": id, "name": name, "_change_type": t, "_change_ordinal": o}))
+        .collect();
+    assert_eq!(changes, sorted(want), "table_changes through the catalog");
+    // pyiceberg's identifier-field-ids are the default identifier columns.
+    py(python, sql, &["create-keyed"]);
+    let o = cli(&sql.warehouse, &sql.ours, "UPDATE ns.keyed SET name = 'z' WHERE id = 2");
+    assert!(o.status.success(), "our update: {}", text(&o.stderr));
+    let changes = ours(
+        &sql.warehouse,
+        &sql.ours,
+        "SELECT id, name, _change_type FROM table_changes('ns.keyed', NULL, NULL) WHERE _change_ordinal = 1",
+    );
+    let want = vec![
+        json!({"id": 2, "name": "b", "_change_type": "UPDATE_BEFORE"}),
+        json!({"id": 2, "name": "z", "_change_type": "UPDATE_AFTER"}),
+    ];
+    assert_eq!(changes, sorted(want), "identifier-field-ids by default");
 }
 
 /// A catalog's table opened by its directory (`<N>-<uuid>.metadata.json` files) reads, but a

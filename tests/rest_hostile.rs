@@ -19,25 +19,6 @@ fn serve(configure: impl FnOnce(&mut ServeOptions, &Path)) -> Served {
 }
 
 impl Served {
-    /// (status, body) of one request.
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let url = format!("{}{path}", self.url);
-        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        self.runtime.block_on(async move {
-            let client = reqwest::Client::new();
-            let mut request = client.request(method, url);
-            if let Some(b) = body {
-                request = request
-                    .header("Content-Type", "application/json")
-                    .body(serde_json::to_vec(&b).unwrap());
-            }
-            let response = request.send().await.unwrap();
-            let status = response.status().as_u16();
-            let text = response.text().await.unwrap();
-            (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
-        })
-    }
-
     fn sql(&self, sql: &str) -> Vec<datafusion::arrow::record_batch::RecordBatch> {
         let warehouse = self.warehouse.clone();
         let sql = sql.to_string();

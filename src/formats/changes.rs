@@ -42,7 +42,13 @@ impl ForeignTable {
         };
         let to = to.as_ref().unwrap_or(self);
         let schema = to.schema();
-        check_columns(name, &schema, &request.ids)?;
+        // Without identifier columns given, the table's own (Iceberg's
+        // identifier-field-ids), as Spark's changelog view takes them.
+        let ids = match request.ids.is_empty() {
+            true => to.identifier_columns(),
+            false => request.ids.clone(),
+        };
+        check_columns(name, &schema, &ids)?;
         let to_fields = &to.metadata().current_spec()?.schema.fields;
         let mut changes = Vec::new();
         for (ordinal, id) in snapshots.iter().enumerate() {
@@ -61,7 +67,7 @@ impl ForeignTable {
                 sides,
             });
         }
-        changelog_view(&schema, changes, &request.ids)
+        changelog_view(&schema, changes, &ids)
     }
 
     /// Snapshot `id` read as the columns `to` (by field id).

@@ -88,6 +88,10 @@ pub trait ForeignReader: fmt::Debug + Send + Sync {
     async fn history(&self, _metadata: &TableMetadata) -> crate::error::Result<Option<Vec<crate::spec::Snapshot>>> {
         Ok(None)
     }
+    /// The columns that identify a row (Iceberg's `identifier-field-ids`), if set.
+    fn identifier_columns(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// The delete manifests of the snapshot read (Iceberg), for the
     /// metadata tables that list entries; never planned from.
     fn delete_manifests(&self) -> crate::error::Result<Vec<crate::spec::ManifestFile>> {
@@ -255,6 +259,11 @@ impl ForeignTable {
     /// Time travel: the table as of a snapshot id / ref (Iceberg) or version (Delta).
     pub async fn at(&self, selector: &str) -> crate::error::Result<ForeignTable> {
         self.reader.at(&self.name, selector).await
+    }
+
+    /// The columns that identify a row, as the table's metadata sets them.
+    pub fn identifier_columns(&self) -> Vec<String> {
+        self.reader.identifier_columns()
     }
 
     /// Every snapshot the format's history knows, when it keeps more of them

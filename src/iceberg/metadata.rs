@@ -69,6 +69,9 @@ pub struct IcebergMetadata {
     pub location: String,
     pub last_updated_ms: i64,
     pub schemas: BTreeMap<i32, Schema>,
+    /// Each schema's `identifier-field-ids` (the columns that identify a
+    /// row), where set.
+    pub identifier_field_ids: BTreeMap<i32, Vec<i32>>,
     pub current_schema_id: i32,
     pub specs: Vec<IcebergSpec>,
     pub default_spec_id: i32,
@@ -207,11 +210,22 @@ impl IcebergMetadata {
             )));
         }
         let mut schemas = BTreeMap::new();
+        let mut identifier_field_ids = BTreeMap::new();
         match doc.get("schemas").and_then(Json::as_array) {
             Some(list) => {
                 for s in list {
                     let (id, schema) = parse_schema(s, file)?;
                     schemas.insert(id, schema);
+                    let ids: Vec<i32> = s
+                        .get("identifier-field-ids")
+                        .and_then(Json::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|i| i.as_i64().map(|i| i as i32))
+                        .collect();
+                    if !ids.is_empty() {
+                        identifier_field_ids.insert(id, ids);
+                    }
                 }
             }
             None => {
@@ -284,6 +298,7 @@ impl IcebergMetadata {
             location: text(&doc, "location", file)?,
             last_updated_ms: doc.get("last-updated-ms").and_then(Json::as_i64).unwrap_or(0),
             schemas,
+            identifier_field_ids,
             current_schema_id,
             specs,
             default_spec_id,

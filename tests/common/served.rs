@@ -38,3 +38,27 @@ pub fn serve_with(configure: impl FnOnce(&mut ServeOptions, &Path)) -> Served {
         runtime: rt,
     }
 }
+
+impl Served {
+    /// (status, body) of one request.
+    pub fn call(&self, method: &str, path: &str, body: Option<serde_json::Value>) -> (u16, serde_json::Value) {
+        let url = format!("{}{path}", self.url);
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        self.runtime.block_on(async move {
+            let client = reqwest::Client::new();
+            let mut request = client.request(method, url);
+            if let Some(b) = body {
+                request = request
+                    .header("Content-Type", "application/json")
+                    .body(serde_json::to_vec(&b).unwrap());
+            }
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            let text = response.text().await.unwrap();
+            (
+                status,
+                serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+            )
+        })
+    }
+}

@@ -7,6 +7,8 @@ same catalog. Rows are rendered by iceberg_read.py's rules.
     sql_catalog.py create URI WAREHOUSE           namespace ns, table ns.events (day(ts)), 3 rows
     sql_catalog.py read URI WAREHOUSE TABLE [FILTER]
     sql_catalog.py list URI WAREHOUSE              {"namespace": [tables…]} of every namespace
+    sql_catalog.py create-keyed URI WAREHOUSE     table ns.keyed (id BIGINT NOT NULL, name), identifier
+                                                  field id, rows (1, 'a'), (2, 'b')
     sql_catalog.py append URI WAREHOUSE TABLE START COUNT
                                                   COUNT appends of one row each (ids START…), each
                                                   retried on a lost commit; prints {"appended", "retries"}
@@ -39,6 +41,24 @@ def create(uri: str, warehouse: str) -> dict:
         [(1, "2024-01-01T10:00:00", "a"), (2, "2024-01-02T10:00:00", "b"), (3, "2024-01-03T11:00:00", "c")],
     )
     return {"rows": rows(table.scan().to_arrow()), "metadata_location": table.metadata_location}
+
+
+def create_keyed(uri: str, warehouse: str) -> dict:
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    cat = catalog(uri, warehouse)
+    cat.create_namespace_if_not_exists("ns")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=True),
+        NestedField(2, "name", StringType(), required=False),
+        identifier_field_ids=[1],
+    )
+    table = cat.create_table("ns.keyed", schema=schema)
+    arrow = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
+    table.append(pa.table({"id": [1, 2], "name": ["a", "b"]}, schema=arrow))
+    return {"rows": rows(table.scan().to_arrow())}
 
 
 def read(uri: str, warehouse: str, name: str, row_filter: str | None) -> dict:
@@ -81,6 +101,8 @@ def main() -> int:
     action, uri, warehouse = args[0], args[1], args[2]
     if action == "create":
         result = create(uri, warehouse)
+    elif action == "create-keyed":
+        result = create_keyed(uri, warehouse)
     elif action == "read":
         result = read(uri, warehouse, args[3], args[4] if len(args) > 4 else None)
     elif action == "list":

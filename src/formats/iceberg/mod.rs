@@ -365,6 +365,14 @@ impl ForeignReader for IcebergReader {
         &self.columns
     }
 
+    fn identifier_columns(&self) -> Vec<String> {
+        let ids = self.metadata.identifier_field_ids.get(&self.metadata.current_schema_id);
+        ids.into_iter()
+            .flatten()
+            .filter_map(|id| self.schema.field_by_id(*id).map(|f| f.name.clone()))
+            .collect()
+    }
+
     fn delete_manifests(&self) -> Result<Vec<ManifestFile>> {
         let rebase = self.manifests.rebase();
         self.delete_manifests
