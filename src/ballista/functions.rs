@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 
-/// The transform and Variant scalar functions.
+/// The transform and Variant scalar functions, and the exact key of
+/// changelog reads.
 pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
     let mut all = crate::functions::transform_functions();
     all.extend(crate::variant::scalar_functions());
+    all.push(crate::provider::exact_key::ExactKey::udf());
     all
 }
 

@@ -29,7 +29,7 @@ use datafusion::catalog::view::ViewTable;
 use datafusion::common::{Column, ScalarValue};
 use datafusion::datasource::provider_as_source;
 use datafusion::functions::math::expr_fn::abs;
-use datafusion::functions_aggregate::expr_fn::{first_value, sum};
+use datafusion::functions_aggregate::expr_fn::{first_value, max, sum};
 use datafusion::functions_aggregate::min_max::{max_udaf, min_udaf};
 use datafusion::functions_nested::expr_fn::range;
 use datafusion::logical_expr::expr::WindowFunction;
@@ -42,7 +42,7 @@ use super::HiddenPartitionsTable;
 use super::exact_key::ExactKey;
 use crate::error::{Error, Result};
 use crate::plan::changes::{SnapshotFiles, snapshot_files};
-use crate::spec::ManifestFile;
+use crate::spec::{ManifestFile, TableMetadata};
 
 pub const CHANGE_TYPE: &str = "_change_type";
 pub const CHANGE_ORDINAL: &str = "_change_ordinal";
@@ -186,9 +186,11 @@ impl HiddenPartitionsTable {
             .location
             .load_manifests(&mut md, |s| wanted.contains(&s.snapshot_id))
             .await?;
-        let mut bare = md.clone();
-        bare.snapshots.clear();
-        bare.snapshot_log.clear();
+        let mut bare = TableMetadata {
+            snapshots: Vec::new(),
+            snapshot_log: Vec::new(),
+            ..self.version.metadata.clone()
+        };
         bare.current_spec_id = to_spec;
         let reading = |snapshot: i64, manifests: Vec<ManifestFile>| -> Result<HiddenPartitionsTable> {
             let mut s = md
@@ -199,14 +201,21 @@ impl HiddenPartitionsTable {
             let mut metadata = bare.clone();
             metadata.snapshots.push(s);
             metadata.current_snapshot_id = Some(snapshot);
-            let mut t = self.clone();
-            t.version.metadata = metadata;
-            t.schema = Arc::clone(&schema);
-            t.as_of = Some(snapshot);
-            t.only = None;
-            t.dml = None;
-            t.positions = None;
-            t.join_keys.clear();
+            // Not `self.clone()`: that would copy the whole history per side.
+            let t = HiddenPartitionsTable {
+                table: self.table.clone(),
+                version: crate::store::Versioned {
+                    version: self.version.version,
+                    metadata,
+                },
+                schema: Arc::clone(&schema),
+                as_of: Some(snapshot),
+                only: None,
+                definition: String::new(),
+                dml: None,
+                positions: None,
+                join_keys: Vec::new(),
+            };
             Ok(t)
         };
 
@@ -365,7 +374,14 @@ fn difference(sides: LogicalPlan, schema: &SchemaRef, columns: &[String], ids: &
     let mut aggregates = vec![sum(col(SIGN)).alias(COUNT)];
     for (key, c) in &keyed {
         group.push(Expr::Column(Column::from_name(key)));
-        aggregates.push(first_value(Expr::Column(Column::from_name(c)), vec![]).alias(c));
+        // All values of a group are the same bits: MAX keeps them, and is
+        // vectorized for floats; others carry the first.
+        let value = Expr::Column(Column::from_name(c));
+        let carried = match schema.field_with_name(c)?.data_type().is_floating() {
+            true => max(value),
+            false => first_value(value, vec![]),
+        };
+        aggregates.push(carried.alias(c));
     }
     let count = || Expr::Column(Column::from_name(COUNT));
     let mut plan = LogicalPlanBuilder::from(sides)
