@@ -334,25 +334,25 @@ fn changelog_plan(schema: &SchemaRef, changes: Vec<SnapshotChange>, ids: &[Strin
     let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let keys = exact_keys(schema, &columns);
     let mut parts = Vec::new();
-    let mut sides = Vec::new();
     for change in changes {
         let (ordinal, snapshot) = (change.ordinal, change.snapshot);
+        let mut sides = Vec::new();
         for (i, side) in change.sides.iter().enumerate() {
             let alias = format!("changes_{ordinal}_{i}");
-            let mut extra = Vec::new();
             if change.appended {
-                extra.push(lit("INSERT").alias(CHANGE_TYPE));
+                let mut extra = vec![lit("INSERT").alias(CHANGE_TYPE)];
                 extra.extend(tail(ordinal, snapshot));
                 parts.push(side_plan(side, schema, &alias, extra, &[])?);
                 continue;
             }
-            extra.extend(tail(ordinal, snapshot));
-            extra.push(lit(side.sign).alias(SIGN));
+            let extra = vec![lit(side.sign).alias(SIGN)];
             sides.push(side_plan(side, schema, &alias, extra, &keys)?);
         }
-    }
-    if let Some(sides) = union(sides)? {
-        parts.push(difference(sides, schema, &columns, ids)?);
+        // One grouping per snapshot: the snapshot is no grouping key (a
+        // constant one makes DataFusion group as if the input were sorted).
+        if let Some(sides) = union(sides)? {
+            parts.push(difference(sides, schema, &columns, ids, ordinal, snapshot)?);
+        }
     }
     match union(parts)? {
         Some(plan) => Ok(plan),
@@ -360,11 +360,19 @@ fn changelog_plan(schema: &SchemaRef, changes: Vec<SnapshotChange>, ids: &[Strin
     }
 }
 
-/// Rows with a nonzero sum of signs per (snapshot, row), repeated that many
-/// times, typed by the sign and (with `ids`) by their identifier's other rows.
-fn difference(sides: LogicalPlan, schema: &SchemaRef, columns: &[String], ids: &[String]) -> Result<LogicalPlan> {
+/// Rows of one snapshot's sides with a nonzero sum of signs, repeated that
+/// many times, typed by the sign and (with `ids`) by their identifier's
+/// other rows.
+fn difference(
+    sides: LogicalPlan,
+    schema: &SchemaRef,
+    columns: &[String],
+    ids: &[String],
+    ordinal: i32,
+    snapshot: i64,
+) -> Result<LogicalPlan> {
     let keyed = exact_keys(schema, columns);
-    let mut group: Vec<Expr> = vec![col(CHANGE_ORDINAL), col(COMMIT_SNAPSHOT_ID)];
+    let mut group: Vec<Expr> = Vec::new();
     group.extend(
         columns
             .iter()
@@ -391,8 +399,7 @@ fn difference(sides: LogicalPlan, schema: &SchemaRef, columns: &[String], ids: &
     let change_type = if ids.is_empty() {
         plain
     } else {
-        let mut partition = vec![col(CHANGE_ORDINAL)];
-        partition.extend(ids.iter().map(|c| Expr::Column(Column::from_name(c))));
+        let partition: Vec<Expr> = ids.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
         let over = |f: Arc<datafusion::logical_expr::AggregateUDF>, alias: &str| -> Result<Expr> {
             Ok(Expr::from(WindowFunction::new(
                 WindowFunctionDefinition::AggregateUDF(f),
@@ -410,7 +417,7 @@ fn difference(sides: LogicalPlan, schema: &SchemaRef, columns: &[String], ids: &
     };
     let mut exprs: Vec<Expr> = columns.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
     exprs.push(change_type.alias(CHANGE_TYPE));
-    exprs.extend([col(CHANGE_ORDINAL), col(COMMIT_SNAPSHOT_ID)]);
+    exprs.extend(tail(ordinal, snapshot));
     exprs.push(range(lit(0i64), abs(count()), lit(1i64)).alias(REPEAT));
     let mut out: Vec<Expr> = columns.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
     out.extend([col(CHANGE_TYPE), col(CHANGE_ORDINAL), col(COMMIT_SNAPSHOT_ID)]);
