@@ -282,9 +282,9 @@ fn side_plan(
 ) -> Result<LogicalPlan> {
     let have = side.table.schema();
     let scan = LogicalPlanBuilder::scan(alias, provider_as_source(Arc::clone(&side.table)), None)?;
-    let mut exprs = Vec::with_capacity(schema.fields().len() + extra.len());
+    let mut values = Vec::with_capacity(schema.fields().len());
     for (field, from) in schema.fields().iter().zip(&side.select) {
-        let value = match from {
+        values.push(match from {
             Some(name) => {
                 let column = Expr::Column(Column::new(Some(alias), name));
                 match have.field_with_name(name) {
@@ -296,17 +296,17 @@ fn side_plan(
                 }
             }
             None => lit(ScalarValue::try_from(field.data_type())?),
-        };
-        exprs.push(value.alias(field.name()));
+        });
     }
-    let values = exprs.clone();
+    let mut exprs: Vec<Expr> = values
+        .iter()
+        .zip(schema.fields())
+        .map(|(v, f)| v.clone().alias(f.name()))
+        .collect();
     exprs.extend(extra);
     for (key, c) in keys {
-        let i = schema.index_of(c)?;
-        let Expr::Alias(value) = &values[i] else {
-            unreachable!("every value is aliased")
-        };
-        exprs.push(ExactKey::udf().call(vec![(*value.expr).clone()]).alias(key));
+        let value = values[schema.index_of(c)?].clone();
+        exprs.push(ExactKey::udf().call(vec![value]).alias(key));
     }
     Ok(scan.project(exprs)?.build()?)
 }

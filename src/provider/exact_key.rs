@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, BinaryArray, Int64Array};
+use datafusion::arrow::array::{Array, AsArray, BinaryArray};
 use datafusion::arrow::datatypes::{DataType, Float16Type, Float32Type, Float64Type};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::Result;
@@ -75,12 +75,9 @@ impl ScalarUDFImpl for ExactKey {
             dt => {
                 let converter = RowConverter::new(vec![SortField::new(dt.clone())])?;
                 let rows = converter.convert_columns(&[Arc::clone(&array)])?;
-                Arc::new(BinaryArray::from_iter_values(rows.iter().map(|r| r.as_ref().to_vec())))
+                Arc::new(BinaryArray::from_iter_values(rows.iter()))
             }
         };
-        debug_assert!(
-            key.len() == array.len() && (key.data_type() != &DataType::Int64 || key.as_any().is::<Int64Array>())
-        );
         Ok(ColumnarValue::Array(key))
     }
 }

@@ -29,6 +29,22 @@ fn is_word(t: Option<&Token>, word: &str) -> bool {
     matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
 }
 
+/// The snapshot selector written at `sig[i]`: a number, a string, or
+/// TIMESTAMP 'string'; with the index of its last token.
+pub(super) fn selector_at(sig: &[&TokenWithSpan], i: usize) -> Option<(String, usize)> {
+    let tok = |i: usize| sig.get(i).map(|t| &t.token);
+    match (tok(i), tok(i + 1)) {
+        (Some(Token::Number(n, _)), _) => Some((n.clone(), i)),
+        (Some(Token::SingleQuotedString(s)), _) => Some((s.clone(), i)),
+        (Some(Token::Word(w)), Some(Token::SingleQuotedString(s)))
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("timestamp") =>
+        {
+            Some((s.clone(), i + 1))
+        }
+        _ => None,
+    }
+}
+
 /// `sql` with each time-travel clause folded into its table's name.
 pub fn rewrite(sql: &str) -> Result<Cow<'_, str>> {
     // Most statements name no version: only those are tokenized again.
@@ -81,20 +97,10 @@ pub fn rewrite(sql: &str) -> Result<Cow<'_, str>> {
         } else {
             format!("{for_}{} AS OF", kind.to_ascii_uppercase())
         };
-        // The value: a number, a string, or TIMESTAMP 'string'.
-        let (selector, mut end) = match (tok(value_at), tok(value_at + 1)) {
-            (Some(Token::Number(n, _)), _) => (n.clone(), value_at),
-            (Some(Token::SingleQuotedString(s)), _) => (s.clone(), value_at),
-            (Some(Token::Word(w)), Some(Token::SingleQuotedString(s)))
-                if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("timestamp") =>
-            {
-                (s.clone(), value_at + 1)
-            }
-            _ => {
-                return Err(err(format!(
-                    "{clause} takes a snapshot id, a quoted tag or branch name, or a quoted timestamp"
-                )));
-            }
+        let Some((selector, mut end)) = selector_at(&sig, value_at) else {
+            return Err(err(format!(
+                "{clause} takes a snapshot id, a quoted tag or branch name, or a quoted timestamp"
+            )));
         };
         if at_kind.is_some() {
             if tok(end + 1) != Some(&Token::RParen) {

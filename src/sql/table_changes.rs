@@ -55,17 +55,15 @@ pub fn rewrite(sql: &str) -> Result<Cow<'_, str>> {
         let mut args: Vec<Option<String>> = Vec::new();
         let mut k = j + 2;
         loop {
-            let value = match (tok(k), tok(k + 1)) {
-                (Some(Token::Number(n, _)), _) => Some(n.clone()),
-                (Some(Token::SingleQuotedString(s)), _) => Some(s.clone()),
-                (Some(Token::Word(w)), Some(Token::SingleQuotedString(s)))
-                    if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("timestamp") =>
-                {
-                    k += 1;
-                    Some(s.clone())
+            let value = match (super::as_of::selector_at(&sig, k), tok(k), tok(k + 1)) {
+                (Some((value, last)), _, _) => {
+                    k = last;
+                    Some(value)
                 }
-                (Some(Token::Word(w)), _) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("null") => None,
-                (Some(Token::Minus), Some(Token::Number(n, _))) => {
+                (None, Some(Token::Word(w)), _) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("null") => {
+                    None
+                }
+                (None, Some(Token::Minus), Some(Token::Number(n, _))) => {
                     k += 1;
                     Some(format!("-{n}"))
                 }
