@@ -190,10 +190,26 @@ async fn star_join_on_cluster(warehouse: Warehouse, reopen: impl Fn() -> Warehou
     .await;
     assert!(after.contains("| 1 |"), "{after}");
     // Row-level writes are refused with the alternative.
-    let err = execute_sql(&remote, "DELETE FROM sales WHERE id = -1")
-        .await
-        .expect_err("DELETE on the cluster");
-    assert!(err.to_string().contains("run in a local session"), "{err}");
+    // Row-level statements are refused by the client before any job is
+    // sent, and change nothing.
+    for statement in [
+        "DELETE FROM sales WHERE id = -1",
+        "UPDATE sales SET amount = 1 WHERE id = -1",
+        "MERGE INTO sales t USING (SELECT -1 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE",
+    ] {
+        let err = execute_sql(&remote, statement).await.expect_err(statement);
+        let text = err.to_string();
+        assert!(
+            text.contains("run in a local session") && text.contains("not sent to the Ballista cluster"),
+            "{statement}: {text}"
+        );
+    }
+    let still = rows(
+        &local,
+        "SELECT count(*) AS n FROM sales WHERE ts = TIMESTAMP '1971-02-01 12:34:56'",
+    )
+    .await;
+    assert!(still.contains("| 1 |"), "{still}");
 
     // Each executor read table files from the store itself.
     let reads = cluster.stop().expect("the executors stop and say what they read");

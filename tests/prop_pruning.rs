@@ -315,7 +315,14 @@ proptest! {
 /// (dynamic filters), through identity, bucket and truncate partitions; every
 /// join type must return exactly what the same join over a plain table
 /// returns, with either kind of pruning alone.
-fn check_join(layout: usize, chunks: Vec<Vec<Row>>, keys: Vec<i64>, strings: Vec<&'static str>, predicate: String) {
+fn check_join(
+    layout: usize,
+    chunks: Vec<Vec<Row>>,
+    keys: Vec<i64>,
+    strings: Vec<&'static str>,
+    days: Vec<Option<i32>>,
+    predicate: String,
+) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -327,6 +334,20 @@ fn check_join(layout: usize, chunks: Vec<Vec<Row>>, keys: Vec<i64>, strings: Vec
         execute_sql(&ctx, &format!("CREATE VIEW dim_k AS VALUES {}", keys.join(", "))).await.unwrap();
         let strings: Vec<String> = strings.iter().map(|s| format!("({})", sql_str(s))).collect();
         execute_sql(&ctx, &format!("CREATE VIEW dim_s AS VALUES {}", strings.join(", "))).await.unwrap();
+        // Dates (and NULL) for joins on a function of ts; the same days as
+        // timestamps at midnight and one hour past it.
+        let dates: Vec<String> = days
+            .iter()
+            .map(|d| d.map_or("(CAST(NULL AS DATE))".to_string(), |d| format!("({})", date_literal(d))))
+            .collect();
+        execute_sql(&ctx, &format!("CREATE VIEW dim_d AS VALUES {}", dates.join(", "))).await.unwrap();
+        let hours: Vec<String> = days
+            .iter()
+            .flatten()
+            .flat_map(|d| [0, 1].map(|h| format!("({})", ts_literal((*d as i64 * 24 + h) * 3_600_000_000))))
+            .chain(["(CAST(NULL AS TIMESTAMP))".to_string()])
+            .collect();
+        execute_sql(&ctx, &format!("CREATE VIEW dim_h AS VALUES {}", hours.join(", "))).await.unwrap();
         let cols = "f.id, CAST(f.ts AS TIMESTAMP(6)) AS ts6, f.s, f.n, f.d, f.x";
         let order = "ORDER BY id, ts6, s, n, d, x";
         // (joins after the fact table, conditions before the predicate)
@@ -338,6 +359,16 @@ fn check_join(layout: usize, chunks: Vec<Vec<Row>>, keys: Vec<i64>, strings: Vec
             ("RIGHT JOIN dim_s ds ON f.s = ds.column1", ""),
             ("", "f.id IN (SELECT column1 FROM dim_k) AND "),
             ("", "NOT EXISTS (SELECT 1 FROM dim_s ds WHERE ds.column1 = f.s) AND "),
+            // Keys that are functions of ts (pruned as ranges of ts), and one
+            // that is not invertible (never used).
+            ("JOIN dim_d dd ON CAST(f.ts AS DATE) = dd.column1", ""),
+            ("LEFT JOIN dim_d dd ON to_date(f.ts) = dd.column1", ""),
+            ("RIGHT JOIN dim_d dd ON CAST(f.ts AS DATE) = dd.column1", ""),
+            ("JOIN dim_h dh ON date_trunc('day', f.ts) = dh.column1", ""),
+            ("JOIN dim_h dh ON date_trunc('hour', f.ts) = dh.column1", ""),
+            ("", "CAST(f.ts AS DATE) IN (SELECT column1 FROM dim_d) AND "),
+            ("", "NOT EXISTS (SELECT 1 FROM dim_d dd WHERE dd.column1 = CAST(f.ts AS DATE)) AND "),
+            ("JOIN dim_k k ON f.id + 1 = k.column1", ""),
         ];
         for (join, condition) in joins {
             let q = |fact: &str| format!("SELECT {cols} FROM {fact} f {join} WHERE {condition}{predicate} {order}");
@@ -388,8 +419,9 @@ proptest! {
         chunks in proptest::collection::vec(proptest::collection::vec(row(), 1..25), 1..4),
         keys in proptest::collection::vec(-50i64..50, 1..6),
         strings in proptest::collection::vec(proptest::sample::select(STRINGS), 1..4),
+        days in proptest::collection::vec(proptest::option::weighted(0.9, prop_oneof![-210i32..60, Just(0), Just(-1)]), 1..5),
         predicate in prop_oneof![Just("true".to_string()), predicate()],
     ) {
-        check_join(layout, chunks, keys, strings, predicate);
+        check_join(layout, chunks, keys, strings, days, predicate);
     }
 }

@@ -23,6 +23,7 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use super::functions::{aggregate_by_name, scalar_by_name};
 use super::stores::{location_from_wire, location_to_wire};
 use super::wire::{self, JoinKeysNode, TABLE_TAG, TableNode};
+use crate::expr::key_function::KeyFunction;
 use crate::provider::HiddenPartitionsTable;
 use crate::provider::scan_exec::JoinKeys;
 use crate::spec::TableMetadata;
@@ -85,6 +86,8 @@ fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
                         .as_ref()
                         .map(|(_, high)| wire::encode_scalar(high))
                         .transpose()?,
+                    function: k.function.as_ref().map(KeyFunction::encode),
+                    refused: k.refused.clone(),
                 })
             })
             .collect::<Result<_>>()?,
@@ -110,7 +113,7 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
         table,
         version: Versioned {
             version: node.version,
-            metadata,
+            metadata: metadata.into(),
         },
         schema,
         as_of: node.as_of,
@@ -138,11 +141,19 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
                     (Some(low), Some(high)) => Some((wire::decode_scalar(low)?, wire::decode_scalar(high)?)),
                     _ => None,
                 };
+                let function = match &k.function {
+                    Some(text) => Some(KeyFunction::decode(text).ok_or_else(|| {
+                        DataFusionError::Internal(format!("a join key function {text:?} this build does not know"))
+                    })?),
+                    None => None,
+                };
                 Ok(Arc::new(JoinKeys {
                     column: k.column.clone(),
+                    function,
                     values: k.found.then_some(values),
                     range,
                     max: usize::try_from(k.max).unwrap_or(usize::MAX),
+                    refused: k.refused.clone(),
                 }))
             })
             .collect::<Result<_>>()?,

@@ -26,7 +26,8 @@
 //!
 //! Writes: INSERT (and CTAS) run on the cluster — the final stage is one
 //! task that writes the files and commits once. DELETE, UPDATE, MERGE INTO
-//! and TRUNCATE are refused with an error; they run in a local session on
+//! and TRUNCATE are refused by the client's planner before any job is sent
+//! (`optimizer::join_keys`, `OnCluster`); they run in a local session on
 //! the same tables.
 
 mod cluster;
@@ -129,7 +130,11 @@ pub async fn remote(url: &str, warehouse: Warehouse) -> Result<SessionContext> {
 /// join's smaller side with a job on the cluster, then sends the plan with
 /// the larger side's scan pruned by them (`optimizer::join_keys`).
 fn with_join_key_pruning(ctx: SessionContext) -> SessionContext {
-    SessionContext::new_with_state(crate::session::with_join_key_pruning(ctx.state()))
+    let mut state = crate::session::with_join_key_pruning(ctx.state());
+    state
+        .config_mut()
+        .set_extension(Arc::new(crate::optimizer::join_keys::OnCluster));
+    SessionContext::new_with_state(state)
 }
 
 /// The message of an error raised in a task on an executor: Ballista

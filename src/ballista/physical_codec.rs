@@ -206,7 +206,10 @@ impl HiddenPartitionsPhysicalCodec {
         let mut sink = HiddenPartitionsSink::new(table, spec, schema);
         if let Some(version) = node.overwrite_version {
             let metadata: TableMetadata = wire::from_json("table metadata", &node.overwrite_metadata_json)?;
-            sink = sink.overwrite(Versioned { version, metadata });
+            sink = sink.overwrite(Versioned {
+                version,
+                metadata: metadata.into(),
+            });
         }
         Ok(Arc::new(DataSinkExec::new(Arc::clone(input), Arc::new(sink), None)))
     }

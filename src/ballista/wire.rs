@@ -81,6 +81,12 @@ pub struct JoinKeysNode {
     pub low: Option<Vec<u8>>,
     #[prost(bytes = "vec", optional, tag = "6")]
     pub high: Option<Vec<u8>>,
+    /// The key is this function of the column (`KeyFunction::encode`).
+    #[prost(string, optional, tag = "7")]
+    pub function: Option<String>,
+    /// Why the join does not prune the scan.
+    #[prost(string, optional, tag = "8")]
+    pub refused: Option<String>,
 }
 
 /// One selected data file as run-time pruning sees it.

@@ -167,32 +167,13 @@ impl Binder<'_> {
     }
 
     fn in_list(&self, expr: &Expr, list: &[Expr], negated: bool) -> Predicate {
-        let Some(term) = self.term(expr) else {
-            return Predicate::Unknown;
+        let values = match list_values(list.iter().map(literal), negated) {
+            Ok(values) => values,
+            Err(decided) => return decided,
         };
-        let mut literals = Vec::with_capacity(list.len());
-        for item in list {
-            let Some(l) = literal(item) else {
-                return Predicate::Unknown;
-            };
-            // NULL in an IN list makes non-matches NULL, never true: drop it for IN;
-            // for NOT IN nothing can match.
-            if l.is_null() {
-                if negated {
-                    return Predicate::False;
-                }
-                continue;
-            }
-            match exact_literal(l, &term.data_type) {
-                Some(v) => literals.push(v),
-                None => return Predicate::Unknown,
-            }
-        }
-        let op = if negated { SetOp::NotIn } else { SetOp::In };
-        Predicate::Set {
-            op,
-            field: term.field,
-            literals,
+        match self.term(expr) {
+            Some(term) => set(term.field, &term.data_type, values, negated),
+            None => function_set(values, negated, |op, v| self.function_comparison(expr, op, v)),
         }
     }
 
@@ -294,6 +275,62 @@ pub(crate) fn binary_op(op: Operator) -> Option<BinaryOp> {
 }
 
 /// Casts that keep order and equality of every value exactly.
+/// The values of an IN list whose items are `items` (`None`: not a
+/// literal), or the predicate the list decides alone: `Unknown` for an item
+/// that is not a literal, `False` for NULL in NOT IN (nothing matches). A
+/// NULL in IN is dropped (it makes non-matches NULL, never true).
+pub(crate) fn list_values(
+    items: impl IntoIterator<Item = Option<ScalarValue>>,
+    negated: bool,
+) -> std::result::Result<Vec<ScalarValue>, Predicate> {
+    let mut values = Vec::new();
+    for item in items {
+        let Some(v) = item else {
+            return Err(Predicate::Unknown);
+        };
+        match (v.is_null(), negated) {
+            (true, true) => return Err(Predicate::False),
+            (true, false) => {}
+            (false, _) => values.push(v),
+        }
+    }
+    Ok(values)
+}
+
+/// `field [NOT] IN (values)`, each value converted exactly to `data_type`.
+pub(crate) fn set(field: i32, data_type: &DataType, values: Vec<ScalarValue>, negated: bool) -> Predicate {
+    let literals = values
+        .into_iter()
+        .map(|v| exact_literal(v, data_type))
+        .collect::<Option<Vec<_>>>();
+    let Some(literals) = literals else {
+        return Predicate::Unknown;
+    };
+    let op = if negated { SetOp::NotIn } else { SetOp::In };
+    Predicate::Set { op, field, literals }
+}
+
+/// `f(column) [NOT] IN (values)` where `each(op, v)` is `f(column) op v`
+/// as a range of the column: ORed, or for NOT IN the `<>`s ANDed.
+pub(crate) fn function_set(
+    values: Vec<ScalarValue>,
+    negated: bool,
+    each: impl Fn(BinaryOp, &ScalarValue) -> Predicate,
+) -> Predicate {
+    let op = if negated { BinaryOp::NotEq } else { BinaryOp::Eq };
+    let mut parts = Vec::with_capacity(values.len());
+    for v in &values {
+        match each(op, v) {
+            Predicate::Unknown => return Predicate::Unknown,
+            p => parts.push(p),
+        }
+    }
+    match negated {
+        true => Predicate::and_all(parts),
+        false => Predicate::or_all(parts),
+    }
+}
+
 pub(crate) fn is_widening(from: &DataType, to: &DataType) -> bool {
     use DataType::*;
     if from == to {

@@ -4,8 +4,9 @@
 //! (`ts > 2024-05-01 12:00`), whose current state is snapshotted first.
 //!
 //! Same rules as the logical binder: columns by name against the table
-//! schema, literals converted only when exact, widening casts only;
-//! everything else is `Unknown`.
+//! schema, literals converted only when exact, widening casts, and a key
+//! function of a column (`CAST(ts AS DATE) IN (…)` from a join on a date)
+//! as ranges of the column (`normalize`); everything else is `Unknown`.
 
 use std::sync::Arc;
 
@@ -16,8 +17,15 @@ use datafusion::physical_expr::expressions::{
 };
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 
-use super::bind::{binary_op, exact_literal, is_widening};
-use super::predicate::{Predicate, SetOp, UnaryOp};
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::{Cast, Expr};
+use datafusion::physical_expr::ScalarFunctionExpr;
+
+use super::bind::{binary_op, exact_literal, function_set, is_widening, list_values, set};
+use super::key_function::KeyFunction;
+use super::normalize;
+use super::predicate::{BinaryOp, Predicate, UnaryOp};
 use crate::spec::Schema;
 
 /// Snapshot dynamic parts of `expr` and bind it against `schema`.
@@ -80,30 +88,15 @@ fn bind(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Predicate {
         });
     }
     if let Some(l) = expr.downcast_ref::<InListExpr>() {
-        let Some(t) = term(l.expr(), schema) else {
-            return Predicate::Unknown;
+        let values = match list_values(l.list().iter().map(literal), l.negated()) {
+            Ok(values) => values,
+            Err(decided) => return decided,
         };
-        let mut literals = Vec::with_capacity(l.list().len());
-        for item in l.list() {
-            let Some(v) = literal(item) else {
-                return Predicate::Unknown;
-            };
-            if v.is_null() {
-                if l.negated() {
-                    return Predicate::False;
-                }
-                continue;
-            }
-            match exact_literal(v, &t.data_type) {
-                Some(v) => literals.push(v),
-                None => return Predicate::Unknown,
-            }
-        }
-        let op = if l.negated() { SetOp::NotIn } else { SetOp::In };
-        return Predicate::Set {
-            op,
-            field: t.field,
-            literals,
+        return match term(l.expr(), schema) {
+            Some(t) => set(t.field, &t.data_type, values, l.negated()),
+            None => function_set(values, l.negated(), |op, v| {
+                function_comparison(l.expr(), op, v, schema)
+            }),
         };
     }
     if let Some(v) = literal(expr) {
@@ -123,6 +116,10 @@ fn comparison(left: &Arc<dyn PhysicalExpr>, op: Operator, right: &Arc<dyn Physic
     let (t, v, op) = match (term(left, schema), literal(right), term(right, schema), literal(left)) {
         (Some(t), Some(v), _, _) => (t, v, op),
         (_, _, Some(t), Some(v)) => (t, v, op.flip()),
+        // A function of a column (a hash join's dynamic filter on a key
+        // such as `CAST(ts AS DATE)`): maybe a range of the column.
+        (None, Some(v), _, _) => return function_comparison(left, op, &v, schema),
+        (_, _, None, Some(v)) => return function_comparison(right, op.flip(), &v, schema),
         _ => return Predicate::Unknown,
     };
     match exact_literal(v, &t.data_type) {
@@ -133,4 +130,59 @@ fn comparison(left: &Arc<dyn PhysicalExpr>, op: Operator, right: &Arc<dyn Physic
         },
         _ => Predicate::Unknown,
     }
+}
+
+/// `f(column) op value` for an invertible key function `f`
+/// (`KeyFunction`), as the logical binder's `normalize` rewrites it.
+fn function_comparison(
+    function: &Arc<dyn PhysicalExpr>,
+    op: BinaryOp,
+    value: &ScalarValue,
+    schema: &Schema,
+) -> Predicate {
+    if value.is_null() {
+        return Predicate::Unknown;
+    }
+    let Some((column, Some(f))) = logical(function).as_ref().and_then(KeyFunction::of) else {
+        return Predicate::Unknown;
+    };
+    let Some(field) = schema.field_by_name(&column.name) else {
+        return Predicate::Unknown;
+    };
+    if !f.invertible(&field.field_type.to_arrow()) {
+        return Predicate::Unknown;
+    }
+    let resolve = |e: &Expr| match e {
+        Expr::Column(c) => schema.field_by_name(&c.name).map(|f| normalize::Column {
+            field: f.id,
+            data_type: f.field_type.to_arrow(),
+        }),
+        _ => None,
+    };
+    normalize::normalize(&f.apply(Expr::Column(column)), op, value, &resolve).unwrap_or(Predicate::Unknown)
+}
+
+/// A physical function of columns and literals as the logical expression
+/// it was planned from (casts and scalar functions only).
+fn logical(expr: &Arc<dyn PhysicalExpr>) -> Option<Expr> {
+    if let Some(c) = expr.downcast_ref::<Column>() {
+        return Some(Expr::Column(datafusion::common::Column::from_name(c.name())));
+    }
+    if let Some(l) = expr.downcast_ref::<Literal>() {
+        return Some(Expr::Literal(l.value().clone(), None));
+    }
+    if let Some(c) = expr.downcast_ref::<CastExpr>() {
+        return Some(Expr::Cast(Cast::new(
+            Box::new(logical(c.expr())?),
+            c.cast_type().clone(),
+        )));
+    }
+    if let Some(f) = expr.downcast_ref::<ScalarFunctionExpr>() {
+        let args = f.args().iter().map(logical).collect::<Option<Vec<_>>>()?;
+        return Some(Expr::ScalarFunction(ScalarFunction::new_udf(
+            Arc::new(f.fun().clone()),
+            args,
+        )));
+    }
+    None
 }

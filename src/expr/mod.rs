@@ -8,6 +8,7 @@ pub mod bind;
 pub mod bind_physical;
 pub mod evaluate;
 pub mod exact;
+pub mod key_function;
 pub mod normalize;
 pub mod predicate;
 pub mod project;

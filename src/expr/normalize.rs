@@ -31,7 +31,7 @@ pub struct Column {
 
 /// Calendar units of `date_trunc` / `date_part` we understand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unit {
+pub(crate) enum Unit {
     Year,
     Month,
     Day,
@@ -41,7 +41,7 @@ enum Unit {
 }
 
 impl Unit {
-    fn parse(s: &str) -> Option<Unit> {
+    pub(crate) fn parse(s: &str) -> Option<Unit> {
         Some(match s.to_ascii_lowercase().as_str() {
             "year" | "years" => Unit::Year,
             "month" | "months" => Unit::Month,
@@ -129,7 +129,7 @@ fn unit_str(v: &ScalarValue) -> Option<&str> {
 }
 
 /// Timestamp unit of a column we can reason about (no zone, or UTC).
-fn timestamp_unit(dt: &DataType) -> Option<TimeUnit> {
+pub(crate) fn timestamp_unit(dt: &DataType) -> Option<TimeUnit> {
     match dt {
         DataType::Timestamp(unit, None) => Some(*unit),
         DataType::Timestamp(unit, Some(tz)) if matches!(tz.as_ref(), "UTC" | "+00:00" | "Z" | "+00") => Some(*unit),

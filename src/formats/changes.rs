@@ -9,18 +9,25 @@
 //! | v1 remove that file, add (1,'a'), (2,'c') | (2,'b') DELETE 0, (2,'c') INSERT 0     |
 //! | v2 OPTIMIZE                               | nothing                                |
 //!
-//! Columns are matched by field id to TO's schema. Unlike our own tables'
+//! Columns are matched by field id to TO's schema. An Iceberg append is
+//! read from the manifests it wrote; otherwise, unlike our own tables'
 //! (`provider::changes`), each side is a whole snapshot: the multiset
-//! difference finds the changed rows among all of them.
+//! difference finds the changed rows among all of them. Delta's change
+//! data feed, where the writer recorded one, is read instead
+//! (`delta::change_feed`).
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::TableProvider;
 
+use super::delta::history::METADATA_CHANGED;
 use super::table::ForeignTable;
 use crate::error::Result;
-use crate::provider::changes::{ChangeSide, ChangesRequest, SnapshotChange, changelog_view, check_columns};
-use crate::spec::Snapshot;
+use crate::provider::changes::{
+    ChangeSide, ChangesRequest, RecordedChanges, SnapshotChange, changelog_view, check_columns,
+};
+use crate::spec::{Snapshot, TableMetadata};
 
 impl ForeignTable {
     /// The changelog of this table for `request`.
@@ -50,40 +57,129 @@ impl ForeignTable {
         };
         check_columns(name, &schema, &ids)?;
         let to_fields = &to.metadata().current_spec()?.schema.fields;
+        let to_id = snapshots.last().copied();
         let mut changes = Vec::new();
-        for (ordinal, id) in snapshots.iter().enumerate() {
-            let snapshot = md.snapshot(*id).expect("in range");
-            if rewrites_only(snapshot) {
+        let mut recorded = Vec::new();
+        for (start, segment) in segments(&md, &snapshots) {
+            if let Some(feed) = self
+                .recorded(segment, to_id.map(|id| (id, to)), to_fields, &schema)
+                .await?
+            {
+                recorded.push(RecordedChanges {
+                    table: feed,
+                    range_start: snapshots[0],
+                });
                 continue;
             }
-            let mut sides = vec![self.side(*id, to_fields, 1).await?];
-            if let Some(parent) = snapshot.parent_snapshot_id {
-                sides.push(self.side(parent, to_fields, -1).await?);
+            for (i, id) in segment.iter().enumerate() {
+                let snapshot = md.snapshot(*id).expect("in range");
+                if rewrites_only(snapshot) {
+                    continue;
+                }
+                let now = self.at(&id.to_string()).await?;
+                let sides = match snapshot.parent_snapshot_id {
+                    None => vec![side(now, to_fields, 1)?],
+                    Some(parent) => {
+                        let then = self.at(&parent.to_string()).await?;
+                        match appended(&then, &now)? {
+                            Some(added) => vec![side(now.restricted_to(added), to_fields, 1)?],
+                            None => vec![side(now, to_fields, 1)?, side(then, to_fields, -1)?],
+                        }
+                    }
+                };
+                changes.push(SnapshotChange {
+                    ordinal: (start + i) as i32,
+                    snapshot: *id,
+                    appended: sides.len() == 1,
+                    sides,
+                });
             }
-            changes.push(SnapshotChange {
-                ordinal: ordinal as i32,
-                snapshot: *id,
-                appended: sides.len() == 1,
-                sides,
-            });
         }
-        changelog_view(&schema, changes, &ids)
+        changelog_view(&schema, changes, recorded, &ids)
     }
 
-    /// Snapshot `id` read as the columns `to` (by field id).
-    async fn side(&self, id: i64, to: &[crate::spec::NestedField], sign: i64) -> Result<ChangeSide> {
-        let table = self.at(&id.to_string()).await?;
-        let fields = &table.metadata().current_spec()?.schema;
-        let select = to
+    /// The changes of `segment` (snapshots with one schema) as the format's
+    /// writers recorded them (Delta's change data feed), read as TO's
+    /// columns (`to_fields`, by field id), if they did for all of them.
+    /// `to` is TO's snapshot id and table.
+    async fn recorded(
+        &self,
+        segment: &[i64],
+        to: Option<(i64, &ForeignTable)>,
+        to_fields: &[crate::spec::NestedField],
+        schema: &SchemaRef,
+    ) -> Result<Option<Arc<dyn TableProvider>>> {
+        let (Some(first), Some(last)) = (segment.first(), segment.last()) else {
+            return Ok(None);
+        };
+        let read;
+        let at_last = match to {
+            Some((id, table)) if id == *last => table,
+            _ => {
+                read = self.at(&last.to_string()).await?;
+                &read
+            }
+        };
+        let fields = &at_last.metadata().current_spec()?.schema;
+        let select: Vec<Option<String>> = to_fields
             .iter()
             .map(|f| fields.field_by_id(f.id).map(|f| f.name.clone()))
             .collect();
-        Ok(ChangeSide {
-            table: Arc::new(table),
-            select,
-            sign,
-        })
+        self.recorded_changes(*first, *last, schema, &select).await
     }
+}
+
+/// Table `table` (a snapshot of the range, or its parent) read as the
+/// columns `to` (by field id).
+fn side(table: ForeignTable, to: &[crate::spec::NestedField], sign: i64) -> Result<ChangeSide> {
+    let fields = &table.metadata().current_spec()?.schema;
+    let select = to
+        .iter()
+        .map(|f| fields.field_by_id(f.id).map(|f| f.name.clone()))
+        .collect();
+    Ok(ChangeSide {
+        table: Arc::new(table),
+        select,
+        sign,
+    })
+}
+
+/// The data manifests snapshot `now` wrote, when it only appended data
+/// files to its parent `then` (both Iceberg: manifests are files): its
+/// changes are those files' rows, read without the rest of the table.
+fn appended(then: &ForeignTable, now: &ForeignTable) -> Result<Option<Vec<crate::spec::ManifestFile>>> {
+    let (Some((then_data, then_deletes)), Some((now_data, now_deletes))) =
+        (then.snapshot_manifests()?, now.snapshot_manifests()?)
+    else {
+        return Ok(None);
+    };
+    let paths = |ms: &[crate::spec::ManifestFile]| {
+        ms.iter()
+            .map(|m| m.path.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    if paths(&then_deletes) != paths(&now_deletes) {
+        return Ok(None);
+    }
+    Ok(crate::plan::changes::appended(&then_data, &now_data))
+}
+
+/// The range cut where a snapshot changed the table's metadata (Delta: a
+/// `metaData` action: schema, partitioning or properties), each part with
+/// its first index in `snapshots`: within a part, one schema holds.
+fn segments<'a>(md: &TableMetadata, snapshots: &'a [i64]) -> Vec<(usize, &'a [i64])> {
+    let mut cuts: Vec<usize> = (1..snapshots.len())
+        .filter(|i| {
+            md.snapshot(snapshots[*i])
+                .is_some_and(|s| s.summary.contains_key(METADATA_CHANGED))
+        })
+        .collect();
+    cuts.insert(0, 0);
+    cuts.push(snapshots.len());
+    cuts.windows(2)
+        .filter(|w| w[0] < w[1])
+        .map(|w| (w[0], &snapshots[w[0]..w[1]]))
+        .collect()
 }
 
 /// A compaction: the same rows in other files (Iceberg `replace`, Delta

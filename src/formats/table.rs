@@ -92,6 +92,27 @@ pub trait ForeignReader: fmt::Debug + Send + Sync {
     fn identifier_columns(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The changes the format's writers recorded in versions `first` to
+    /// `last` (both included; Delta's change data feed), as `columns` (each
+    /// read from the column `select` names at `last`, NULL where `None`),
+    /// then `_change_type` and `_commit_snapshot_id`; `None` when not
+    /// recorded.
+    async fn recorded_changes(
+        &self,
+        _name: &str,
+        _first: i64,
+        _last: i64,
+        _columns: &SchemaRef,
+        _select: &[Option<String>],
+    ) -> crate::error::Result<Option<Arc<dyn datafusion::catalog::TableProvider>>> {
+        Ok(None)
+    }
+    /// Whether the snapshot's manifests are files the format wrote and
+    /// never changes (Iceberg), so two snapshots' lists tell what changed;
+    /// not manifests made up per read (Delta).
+    fn manifests_are_files(&self) -> bool {
+        false
+    }
     /// The delete manifests of the snapshot read (Iceberg), for the
     /// metadata tables that list entries; never planned from.
     fn delete_manifests(&self) -> crate::error::Result<Vec<crate::spec::ManifestFile>> {
@@ -264,6 +285,49 @@ impl ForeignTable {
     /// The columns that identify a row, as the table's metadata sets them.
     pub fn identifier_columns(&self) -> Vec<String> {
         self.reader.identifier_columns()
+    }
+
+    /// The changes the format's writers recorded in snapshots `first` to
+    /// `last` (Delta's change data feed), as `columns`, `_change_type` and
+    /// `_commit_snapshot_id`; `None` when they were not recorded.
+    pub async fn recorded_changes(
+        &self,
+        first: i64,
+        last: i64,
+        columns: &SchemaRef,
+        select: &[Option<String>],
+    ) -> crate::error::Result<Option<Arc<dyn datafusion::catalog::TableProvider>>> {
+        self.reader
+            .recorded_changes(&self.name, first, last, columns, select)
+            .await
+    }
+
+    /// The data and delete manifests of the snapshot read, when they are
+    /// files the format wrote (Iceberg), for telling what a snapshot changed.
+    pub fn snapshot_manifests(
+        &self,
+    ) -> crate::error::Result<Option<(Vec<crate::spec::ManifestFile>, Vec<crate::spec::ManifestFile>)>> {
+        if !self.reader.manifests_are_files() {
+            return Ok(None);
+        }
+        let data = match self.metadata.current_snapshot() {
+            Some(s) => s.manifests()?.to_vec(),
+            None => Vec::new(),
+        };
+        Ok(Some((data, self.reader.delete_manifests()?)))
+    }
+
+    /// The same table reading only data manifests `manifests` of its
+    /// snapshot (deletes as before).
+    pub fn restricted_to(&self, manifests: Vec<crate::spec::ManifestFile>) -> ForeignTable {
+        let mut table = self.clone();
+        let md = Arc::make_mut(&mut table.metadata);
+        if let Some(id) = md.current_snapshot_id
+            && let Some(snapshot) = md.snapshots.iter_mut().find(|s| s.snapshot_id == id)
+        {
+            snapshot.manifests = Some(manifests);
+        }
+        table
     }
 
     /// Every snapshot the format's history knows, when it keeps more of them

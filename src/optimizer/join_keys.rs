@@ -51,6 +51,7 @@ use datafusion::execution::context::QueryPlanner;
 use datafusion::logical_expr::{Expr, JoinType, LogicalPlan, LogicalPlanBuilder, TableScan, col};
 use datafusion::physical_plan::{ExecutionPlan, collect};
 
+use crate::expr::key_function::KeyFunction;
 use crate::provider::HiddenPartitionsTable;
 use crate::provider::scan_exec::JoinKeys;
 
@@ -76,8 +77,12 @@ impl JoinKeyPruningPlanner {
 struct Candidate {
     /// Where the scan is: the input indexes from the root to it.
     path: Vec<usize>,
-    /// The column of the scan the join compares.
+    /// The column of the scan the join compares, and the function of it
+    /// the join's key is (`None`: the column itself).
     column: String,
+    function: Option<KeyFunction>,
+    /// Why the join cannot prune the scan (then no keys are read).
+    refused: Option<String>,
     /// The join's other side and its key expression.
     build: LogicalPlan,
     key: Expr,
@@ -90,6 +95,15 @@ impl QueryPlanner for JoinKeyPruningPlanner {
         logical_plan: &LogicalPlan,
         session_state: &dyn Session,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        if let LogicalPlan::Dml(dml) = logical_plan
+            && on_cluster(session_state)
+            && let Some(what) = runs_here_only(&dml.op)
+        {
+            return Err(datafusion::error::DataFusionError::Plan(format!(
+                "{what} on table {} is not sent to the Ballista cluster (nothing was changed): it reads, rewrites and commits the table's files from the session that plans it, so it must run in a local session (without --ballista, on the same warehouse)",
+                dml.table_name
+            )));
+        }
         let plan = prune(logical_plan, session_state, self.inner.as_ref()).await?;
         self.inner.create_physical_plan(&plan, session_state).await
     }
@@ -99,6 +113,32 @@ impl QueryPlanner for JoinKeyPruningPlanner {
 /// `EXPLAIN FILES` shows what its queries read).
 #[derive(Debug)]
 pub struct Installed;
+
+/// Marks a session whose plans run on a Ballista cluster.
+#[derive(Debug)]
+pub struct OnCluster;
+
+fn on_cluster(state: &dyn Session) -> bool {
+    state
+        .as_any()
+        .downcast_ref::<SessionState>()
+        .is_some_and(|s| s.config().get_extension::<OnCluster>().is_some())
+}
+
+/// The statements a cluster session refuses before sending any job:
+/// DELETE, UPDATE, MERGE and TRUNCATE (their row-level checks and commits
+/// run where they are planned); INSERT and CREATE TABLE AS run there.
+fn runs_here_only(op: &datafusion::logical_expr::WriteOp) -> Option<&'static str> {
+    use datafusion::logical_expr::WriteOp;
+    match op {
+        WriteOp::Delete => Some("DELETE"),
+        WriteOp::Update => Some("UPDATE"),
+        WriteOp::MergeInto(_) => Some("MERGE"),
+        WriteOp::Truncate => Some("TRUNCATE"),
+        WriteOp::Insert(_) | WriteOp::Ctas => None,
+        _ => Some("this statement"),
+    }
+}
 
 /// Whether `state`'s query planner prunes by join keys.
 pub fn installed(state: &SessionState) -> bool {
@@ -130,18 +170,26 @@ pub async fn prune(
     }
     let mut plan = plan.clone();
     for candidate in candidates {
-        let values = keys(&candidate, state, planner, max_keys).await?;
-        // Too many keys for a list: their range still prunes through
-        // identity, truncate and the time transforms.
-        let range = match values {
-            Some(_) => None,
-            None => range(&candidate, state, planner).await?,
+        let (values, range) = match candidate.refused {
+            Some(_) => (None, None),
+            None => {
+                let values = keys(&candidate, state, planner, max_keys).await?;
+                // Too many keys for a list: their range still prunes through
+                // identity, truncate and the time transforms.
+                let range = match values {
+                    Some(_) => None,
+                    None => range(&candidate, state, planner).await?,
+                };
+                (values, range)
+            }
         };
         let keys = JoinKeys {
             column: candidate.column.clone(),
+            function: candidate.function.clone(),
             values,
             range,
             max: max_keys,
+            refused: candidate.refused.clone(),
         };
         plan = replace_at(&plan, &candidate.path, &|node| match node {
             LogicalPlan::TableScan(scan) => {
@@ -248,13 +296,19 @@ fn find(plan: &LogicalPlan, path: &mut Vec<usize>, out: &mut Vec<Candidate>) {
                     continue;
                 }
                 let mut at = Vec::new();
-                if let Some(column) = scan_column(side, key, &mut at) {
+                if let Some(found) = scan_column(side, key, &mut at) {
                     let mut full = path.clone();
                     full.push(index);
                     full.extend(at);
+                    let (column, function, refused) = match found {
+                        Ok((column, function)) => (column, function, None),
+                        Err(reason) => (String::new(), None, Some(reason)),
+                    };
                     out.push(Candidate {
                         path: full,
                         column,
+                        function,
+                        refused,
                         build: other.as_ref().clone(),
                         key: other_key.clone(),
                     });
@@ -335,28 +389,23 @@ fn prunable(kind: JoinType) -> (bool, bool) {
 }
 
 /// The column of a scan of one of our tables that `key` (an expression
-/// over `side`) is, through filters, aliases and projections that pass the
-/// column on unchanged; `path` gets the input indexes down to the scan.
-fn scan_column(side: &LogicalPlan, key: &Expr, path: &mut Vec<usize>) -> Option<String> {
-    let Expr::Column(c) = key else {
-        return None;
-    };
-    let mut name = c.name.clone();
+/// over `side`) is, or is an invertible function of (`KeyFunction`),
+/// through filters, aliases and projections (their expressions are
+/// substituted into the key); `path` gets the input indexes down to the
+/// scan. `Some(Err(why))`: the key reaches our scan but cannot prune it.
+fn scan_column(
+    side: &LogicalPlan,
+    key: &Expr,
+    path: &mut Vec<usize>,
+) -> Option<std::result::Result<(String, Option<KeyFunction>), String>> {
+    let mut key = crate::expr::unqualified(key.clone()).ok()?;
     let mut node = side;
     loop {
         match node {
             LogicalPlan::Filter(f) => node = f.input.as_ref(),
             LogicalPlan::SubqueryAlias(a) => node = a.input.as_ref(),
             LogicalPlan::Projection(p) => {
-                let i = p.schema.columns().iter().position(|col| col.name == name)?;
-                match &p.expr[i] {
-                    Expr::Column(inner) => name = inner.name.clone(),
-                    Expr::Alias(a) => match a.expr.as_ref() {
-                        Expr::Column(inner) => name = inner.name.clone(),
-                        _ => return None,
-                    },
-                    _ => return None,
-                }
+                key = substituted(key, p)?;
                 node = p.input.as_ref();
             }
             LogicalPlan::TableScan(scan) => {
@@ -367,18 +416,52 @@ fn scan_column(side: &LogicalPlan, key: &Expr, path: &mut Vec<usize>) -> Option<
                 }
                 let provider = source_as_provider(&scan.source).ok()?;
                 let ours = provider.downcast_ref::<HiddenPartitionsTable>()?;
-                // The join compares the column itself (no cast), so the
-                // other side's key has the column's type. Not floats: NaN
-                // and -0.0 make a list of keys a different test than the
-                // join's equality.
-                let field = ours.arrow_schema().field_with_name(&name).ok()?.clone();
-                if field.data_type().is_floating() {
-                    return None;
+                let not_invertible = || Some(Err(format!("join key {key} is not invertible")));
+                let Some((column, function)) = KeyFunction::of(&key) else {
+                    return not_invertible();
+                };
+                let field = ours.arrow_schema().field_with_name(&column.name).ok()?.clone();
+                match &function {
+                    // Not floats: NaN and -0.0 make a list of keys a
+                    // different test than the join's equality.
+                    None if field.data_type().is_floating() => return None,
+                    Some(KeyFunction::Cast(to)) if to.is_floating() => return None,
+                    Some(f) if !f.invertible(field.data_type()) => return not_invertible(),
+                    _ => {}
                 }
-                return Some(name);
+                return Some(Ok((column.name, function)));
             }
             _ => return None,
         }
         path.push(0);
     }
+}
+
+/// `key` (over `p`'s output) with each column replaced by the expression
+/// `p` computes it with, over `p`'s input; `None` when a column is not
+/// `p`'s.
+fn substituted(key: Expr, p: &datafusion::logical_expr::Projection) -> Option<Expr> {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    let columns = p.schema.columns();
+    let mut missing = false;
+    let out = key
+        .transform_up(|e| match e {
+            Expr::Column(c) => match columns.iter().position(|col| col.name == c.name) {
+                Some(i) => {
+                    let mut definition = p.expr[i].clone();
+                    while let Expr::Alias(a) = definition {
+                        definition = *a.expr;
+                    }
+                    Ok(Transformed::yes(crate::expr::unqualified(definition)?))
+                }
+                None => {
+                    missing = true;
+                    Ok(Transformed::no(Expr::Column(c)))
+                }
+            },
+            other => Ok(Transformed::no(other)),
+        })
+        .ok()?
+        .data;
+    (!missing).then_some(out)
 }

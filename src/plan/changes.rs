@@ -67,8 +67,8 @@ pub async fn snapshot_files(
     if added.is_empty() && removed.is_empty() {
         return Ok(SnapshotFiles::Unchanged);
     }
-    if removed.is_empty() && added.iter().all(|m| m.content.is_data()) {
-        return Ok(SnapshotFiles::Appended(added.into_iter().cloned().collect()));
+    if let Some(appended) = appended(then, now) {
+        return Ok(SnapshotFiles::Appended(appended));
     }
     let (gone, new) = (
         data_paths(location, md, &of_kind(&removed, true)).await?,
@@ -124,6 +124,21 @@ pub async fn snapshot_files(
         before: side(then, &removed),
         after: side(now, &added),
     })
+}
+
+/// The manifests a snapshot listing `now` wrote, when its parent listed
+/// `then` and the snapshot only added data manifests (an append: every row
+/// of those manifests' files is new, and no delete came or went).
+pub fn appended(then: &[ManifestFile], now: &[ManifestFile]) -> Option<Vec<ManifestFile>> {
+    let then_paths: HashSet<&str> = then.iter().map(|m| m.path.as_str()).collect();
+    let now_paths: HashSet<&str> = now.iter().map(|m| m.path.as_str()).collect();
+    let added: Vec<ManifestFile> = now
+        .iter()
+        .filter(|m| !then_paths.contains(m.path.as_str()))
+        .cloned()
+        .collect();
+    let kept = then.iter().all(|m| now_paths.contains(m.path.as_str()));
+    (kept && !added.is_empty() && added.iter().all(|m| m.content.is_data())).then_some(added)
 }
 
 /// The data manifests (`data`) or the delete manifests of `manifests`.

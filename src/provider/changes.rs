@@ -23,7 +23,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::catalog::view::ViewTable;
 use datafusion::common::{Column, ScalarValue};
@@ -42,7 +42,7 @@ use super::HiddenPartitionsTable;
 use super::exact_key::ExactKey;
 use crate::error::{Error, Result};
 use crate::plan::changes::{SnapshotFiles, snapshot_files};
-use crate::spec::{ManifestFile, TableMetadata};
+use crate::spec::ManifestFile;
 
 pub const CHANGE_TYPE: &str = "_change_type";
 pub const CHANGE_ORDINAL: &str = "_change_ordinal";
@@ -148,9 +148,10 @@ pub fn check_columns(name: &str, schema: &SchemaRef, ids: &[String]) -> Result<(
 pub fn changelog_view(
     schema: &SchemaRef,
     changes: Vec<SnapshotChange>,
+    recorded: Vec<RecordedChanges>,
     ids: &[String],
 ) -> Result<Arc<dyn TableProvider>> {
-    let plan = changelog_plan(schema, changes, ids)?;
+    let plan = changelog_plan(schema, changes, recorded, ids)?;
     Ok(Arc::new(ViewTable::new(plan, None)))
 }
 
@@ -159,7 +160,7 @@ impl HiddenPartitionsTable {
     /// view whose scans read only the files the snapshots changed.
     pub async fn changes(&self, request: &ChangesRequest) -> Result<Arc<dyn TableProvider>> {
         let name = &self.table.name;
-        let mut md = self.version.metadata.clone();
+        let md = &self.version.metadata;
         let snapshots =
             crate::table::changes::changed_snapshots(&md, name, request.from.as_deref(), request.to.as_deref())?;
         // TO's columns; the current ones (with evolution since the last
@@ -182,15 +183,10 @@ impl HiddenPartitionsTable {
             .flat_map(|id| [Some(*id), md.snapshot(*id).and_then(|s| s.parent_snapshot_id)])
             .flatten()
             .collect();
-        self.table
-            .location
-            .load_manifests(&mut md, |s| wanted.contains(&s.snapshot_id))
-            .await?;
-        let mut bare = TableMetadata {
-            snapshots: Vec::new(),
-            snapshot_log: Vec::new(),
-            ..self.version.metadata.clone()
-        };
+        // Only those snapshots are copied (not the whole history).
+        let mut md = md.with_snapshots(|s| wanted.contains(&s.snapshot_id));
+        self.table.location.load_all_manifests(&mut md).await?;
+        let mut bare = md.with_snapshots(|_| false);
         bare.current_spec_id = to_spec;
         let reading = |snapshot: i64, manifests: Vec<ManifestFile>| -> Result<HiddenPartitionsTable> {
             let mut s = md
@@ -206,7 +202,7 @@ impl HiddenPartitionsTable {
                 table: self.table.clone(),
                 version: crate::store::Versioned {
                     version: self.version.version,
-                    metadata,
+                    metadata: Arc::new(metadata),
                 },
                 schema: Arc::clone(&schema),
                 as_of: Some(snapshot),
@@ -247,7 +243,7 @@ impl HiddenPartitionsTable {
                 sides,
             });
         }
-        changelog_view(&schema, changes, &request.ids)
+        changelog_view(&schema, changes, Vec::new(), &request.ids)
     }
 
     fn restricted(mut self, files: Arc<std::collections::HashSet<object_store::path::Path>>) -> Self {
@@ -328,12 +324,20 @@ fn tail(ordinal: i32, snapshot: i64) -> [Expr; 2] {
     ]
 }
 
-/// The changelog: appended snapshots' rows as they are, the others'
-/// through the multiset difference of their sides.
-fn changelog_plan(schema: &SchemaRef, changes: Vec<SnapshotChange>, ids: &[String]) -> Result<LogicalPlan> {
+/// The changelog: recorded changes and appended snapshots' rows as they
+/// are, the others' through the multiset difference of their sides.
+fn changelog_plan(
+    schema: &SchemaRef,
+    changes: Vec<SnapshotChange>,
+    recorded: Vec<RecordedChanges>,
+    ids: &[String],
+) -> Result<LogicalPlan> {
     let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let keys = exact_keys(schema, &columns);
     let mut parts = Vec::new();
+    for (i, r) in recorded.into_iter().enumerate() {
+        parts.push(recorded_plan(schema, r, i, ids)?);
+    }
     for change in changes {
         let (ordinal, snapshot) = (change.ordinal, change.snapshot);
         let mut sides = Vec::new();
@@ -399,21 +403,9 @@ fn difference(
     let change_type = if ids.is_empty() {
         plain
     } else {
-        let partition: Vec<Expr> = ids.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
-        let over = |f: Arc<datafusion::logical_expr::AggregateUDF>, alias: &str| -> Result<Expr> {
-            Ok(Expr::from(WindowFunction::new(
-                WindowFunctionDefinition::AggregateUDF(f),
-                vec![count()],
-            ))
-            .partition_by(partition.clone())
-            .build()?
-            .alias(alias))
-        };
-        plan = plan.window(vec![over(min_udaf(), LOW)?, over(max_udaf(), HIGH)?])?;
-        let both = col(LOW).lt(lit(0i64)).and(col(HIGH).gt(lit(0i64)));
-        when(both.clone().and(count().gt(lit(0i64))), lit("UPDATE_AFTER"))
-            .when(both, lit("UPDATE_BEFORE"))
-            .otherwise(plain)?
+        let (paired, typed) = paired(plan, count(), id_columns(ids), plain)?;
+        plan = paired;
+        typed
     };
     let mut exprs: Vec<Expr> = columns.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
     exprs.push(change_type.alias(CHANGE_TYPE));
@@ -422,6 +414,76 @@ fn difference(
     let mut out: Vec<Expr> = columns.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
     out.extend([col(CHANGE_TYPE), col(CHANGE_ORDINAL), col(COMMIT_SNAPSHOT_ID)]);
     Ok(plan.project(exprs)?.unnest_column(REPEAT)?.project(out)?.build()?)
+}
+
+fn id_columns(ids: &[String]) -> Vec<Expr> {
+    ids.iter().map(|c| Expr::Column(Column::from_name(c))).collect()
+}
+
+/// Identifier pairing: rows of an identifier (rows alike in `partition`)
+/// whose `sign`s are both negative and positive are its UPDATE_BEFORE
+/// (negative) and UPDATE_AFTER (positive); other rows are typed `plain`.
+fn paired(
+    plan: LogicalPlanBuilder,
+    sign: Expr,
+    partition: Vec<Expr>,
+    plain: Expr,
+) -> Result<(LogicalPlanBuilder, Expr)> {
+    let over = |f: Arc<datafusion::logical_expr::AggregateUDF>, alias: &str| -> Result<Expr> {
+        Ok(Expr::from(WindowFunction::new(
+            WindowFunctionDefinition::AggregateUDF(f),
+            vec![sign.clone()],
+        ))
+        .partition_by(partition.clone())
+        .build()?
+        .alias(alias))
+    };
+    let plan = plan.window(vec![over(min_udaf(), LOW)?, over(max_udaf(), HIGH)?])?;
+    let both = col(LOW).lt(lit(0i64)).and(col(HIGH).gt(lit(0i64)));
+    let typed = when(both.clone().and(sign.clone().gt(lit(0i64))), lit("UPDATE_AFTER"))
+        .when(both, lit("UPDATE_BEFORE"))
+        .otherwise(plain)?;
+    Ok((plan, typed))
+}
+
+/// Changes the format's writers recorded (Delta's change data feed):
+/// `table`'s rows are the changelog's columns, `_change_type` and
+/// `_commit_snapshot_id`; snapshots are consecutive numbers (versions), so
+/// a row's ordinal is its snapshot minus `range_start`, the range's first.
+pub struct RecordedChanges {
+    pub table: Arc<dyn TableProvider>,
+    pub range_start: i64,
+}
+
+/// Recorded rows as they are; with `ids`, a recorded `DELETE` and `INSERT`
+/// of one identifier in one snapshot are paired as an update.
+fn recorded_plan(schema: &SchemaRef, recorded: RecordedChanges, part: usize, ids: &[String]) -> Result<LogicalPlan> {
+    let alias = format!("changes_recorded_{part}");
+    let mut plan = LogicalPlanBuilder::scan(alias, provider_as_source(recorded.table), None)?;
+    let change_type = if ids.is_empty() {
+        col(CHANGE_TYPE)
+    } else {
+        let sign = when(col(CHANGE_TYPE).eq(lit("INSERT")), lit(1i64))
+            .when(col(CHANGE_TYPE).eq(lit("DELETE")), lit(-1i64))
+            .otherwise(lit(0i64))?;
+        let mut partition = id_columns(ids);
+        partition.push(col(COMMIT_SNAPSHOT_ID));
+        let (windowed, typed) = paired(plan, sign, partition, col(CHANGE_TYPE))?;
+        plan = windowed;
+        typed
+    };
+    let mut exprs: Vec<Expr> = schema
+        .fields()
+        .iter()
+        .map(|f| Expr::Column(Column::from_name(f.name())))
+        .collect();
+    exprs.push(change_type.alias(CHANGE_TYPE));
+    let ordinal = col(COMMIT_SNAPSHOT_ID) - lit(recorded.range_start);
+    exprs.push(
+        Expr::Cast(datafusion::logical_expr::Cast::new(Box::new(ordinal), DataType::Int32)).alias(CHANGE_ORDINAL),
+    );
+    exprs.push(col(COMMIT_SNAPSHOT_ID));
+    Ok(plan.project(exprs)?.build()?)
 }
 
 /// No snapshot in the range: no rows, the changelog's columns.

@@ -43,6 +43,7 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Pla
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 
+use crate::expr::key_function::KeyFunction;
 use crate::expr::summary::manifest_may_match;
 use crate::expr::{Predicate, bind_physical, evaluate, project_inclusive, rewrite_not};
 use crate::plan::files::SpecFileCount;
@@ -147,15 +148,19 @@ pub struct HiddenPartitionsScanExec {
 }
 
 /// The keys a join's other side gave a scan (`optimizer::join_keys`):
-/// the scan is planned with `column IN (values)`, or, when the other side
+/// the scan is planned with `key IN (values)`, or, when the other side
 /// had more than `max` distinct keys (`values` is `None`), with
-/// `column BETWEEN low AND high` of their `range` (nothing when unknown).
+/// `key BETWEEN low AND high` of their `range` (nothing when unknown).
+/// The key is `column`, or `function(column)` (`expr::key_function`).
+/// A join that cannot prune the scan says why in `refused`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JoinKeys {
     pub column: String,
+    pub function: Option<KeyFunction>,
     pub values: Option<Vec<ScalarValue>>,
     pub range: Option<(ScalarValue, ScalarValue)>,
     pub max: usize,
+    pub refused: Option<String>,
 }
 
 impl JoinKeys {
@@ -166,29 +171,51 @@ impl JoinKeys {
 
     /// The predicate the scan is planned with (no keys: no row matches).
     pub fn predicate(&self) -> Option<Expr> {
-        let column = || col(Column::new_unqualified(&self.column));
+        if self.refused.is_some() {
+            return None;
+        }
+        let key = || {
+            let column = col(Column::new_unqualified(&self.column));
+            match &self.function {
+                Some(f) => f.apply(column),
+                None => column,
+            }
+        };
         match (&self.values, &self.range) {
             (Some(values), _) if values.is_empty() => Some(lit(false)),
-            (Some(values), _) => Some(column().in_list(values.iter().cloned().map(lit).collect(), false)),
-            (None, Some((low, high))) => Some(column().gt_eq(lit(low.clone())).and(column().lt_eq(lit(high.clone())))),
+            (Some(values), _) => Some(key().in_list(values.iter().cloned().map(lit).collect(), false)),
+            (None, Some((low, high))) => Some(key().gt_eq(lit(low.clone())).and(key().lt_eq(lit(high.clone())))),
             (None, None) => None,
+        }
+    }
+
+    /// The key as written: the column, or the function of it.
+    fn key(&self) -> String {
+        match &self.function {
+            Some(f) => f.display(&self.column),
+            None => self.column.clone(),
         }
     }
 }
 
 impl fmt::Display for JoinKeys {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if let Some(reason) = &self.refused {
+            return write!(f, "{reason}, not pruned by the join");
+        }
         match (self.count(), &self.range) {
-            (Some(n), _) => write!(f, "{} IN {n} keys from a join", self.column),
+            (Some(n), _) => write!(f, "{} IN {n} keys from a join", self.key()),
             (None, Some((low, high))) => write!(
                 f,
                 "{} BETWEEN {low} AND {high} from a join (more than {} keys)",
-                self.column, self.max
+                self.key(),
+                self.max
             ),
             (None, None) => write!(
                 f,
                 "{}: a join's other side has more than {} keys, not pruned",
-                self.column, self.max
+                self.key(),
+                self.max
             ),
         }
     }

@@ -123,14 +123,20 @@ impl HiddenPartitionsTable {
         let snapshot = crate::table::time_travel::snapshot_of(&self.version.metadata, &self.table.name, selector)?;
         self.as_of = Some(snapshot);
         // An older snapshot's manifests are in a file of their own.
-        let (location, md) = (&self.table.location, &mut self.version.metadata);
-        location.load_manifests(md, |s| s.snapshot_id == snapshot).await?;
+        let loaded = md_loaded(&self.version.metadata, snapshot);
+        if !loaded {
+            let md = Arc::make_mut(&mut self.version.metadata);
+            self.table
+                .location
+                .load_manifests(md, |s| s.snapshot_id == snapshot)
+                .await?;
+        }
         let md = &self.version.metadata;
         // Read the snapshot with the schema that was current when it was
         // committed (columns are matched by field id).
         if let Some(spec_id) = md.snapshot(snapshot).and_then(|s| s.table_spec_id) {
             self.schema = md.spec(spec_id)?.schema.arrow_schema();
-            self.version.metadata.current_spec_id = spec_id;
+            Arc::make_mut(&mut self.version.metadata).current_spec_id = spec_id;
         }
         Ok(self)
     }
@@ -366,7 +372,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         });
         let name = self.table.name.clone();
         let runtime = Arc::new(RuntimeContext::new(
-            Arc::new(self.version.metadata.clone()),
+            Arc::clone(&self.version.metadata),
             self.snapshot(),
             &plan.files,
             requests,
@@ -562,4 +568,10 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         };
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
+}
+
+/// Whether snapshot `id` of `md` has its manifests at hand (or is unknown).
+fn md_loaded(md: &crate::spec::TableMetadata, id: i64) -> bool {
+    md.snapshot(id)
+        .is_none_or(|s| s.is_loaded() || s.manifests_file.is_none())
 }

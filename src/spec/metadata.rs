@@ -470,6 +470,31 @@ impl TableMetadata {
         }
     }
 
+    /// A copy holding the snapshots `keep` selects and no logs: what a
+    /// reader of a few snapshots needs, without copying a long history.
+    pub fn with_snapshots(&self, keep: impl Fn(&Snapshot) -> bool) -> TableMetadata {
+        TableMetadata {
+            format_version: self.format_version,
+            table_uuid: self.table_uuid.clone(),
+            last_updated_ms: self.last_updated_ms,
+            last_sequence_number: self.last_sequence_number,
+            last_column_id: self.last_column_id,
+            last_partition_id: self.last_partition_id,
+            current_spec_id: self.current_spec_id,
+            table_specs: self.table_specs.clone(),
+            current_snapshot_id: self.current_snapshot_id,
+            snapshots: self.snapshots.iter().filter(|s| keep(s)).cloned().collect(),
+            properties: self.properties.clone(),
+            refs: self.refs.clone(),
+            file_prefix: self.file_prefix.clone(),
+            created_ms: self.created_ms,
+            snapshot_log: Vec::new(),
+            location: self.location.clone(),
+            metadata_log: Vec::new(),
+            next_row_id: self.next_row_id,
+        }
+    }
+
     pub fn current_snapshot(&self) -> Option<&Snapshot> {
         let id = self.current_snapshot_id?;
         self.snapshots.iter().find(|s| s.snapshot_id == id)

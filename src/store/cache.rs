@@ -10,6 +10,7 @@
 //! |-------------------------------|--------------------------------------|-----------------------------|
 //! | parsed metadata version (also one this session committed) | URL of the version file | a GET and JSON parsing |
 //! | manifest bytes                | URL of the manifest                  | a GET                       |
+//! | a snapshot's manifest list, parsed (`manifests-file`) | `list:` + its URL  | a GET and JSON parsing      |
 //! | decoded manifest columns      | URL + the columns read               | Parquet decoding            |
 //! | "lists every file once"       | table URL + snapshot id + manifests  | the duplicate-file check    |
 //!
@@ -37,6 +38,8 @@ enum Entry {
     Version(CachedVersion),
     Bytes(Bytes),
     Batch(RecordBatch),
+    /// A parsed list of manifests and the size of its text.
+    Manifests(Arc<[crate::spec::ManifestFile]>, usize),
     Flag,
 }
 
@@ -48,6 +51,8 @@ impl Entry {
             Self::Version(v) => (v.1.size as usize).saturating_mul(4).max(4096),
             Self::Bytes(b) => b.len(),
             Self::Batch(b) => b.get_array_memory_size(),
+            // Parsed, a few times the text (as for a version).
+            Self::Manifests(_, text) => text.saturating_mul(4).max(4096),
             Self::Flag => 64,
         }
     }
@@ -164,6 +169,17 @@ impl ObjectCache {
 
     pub fn put_batch(&self, key: String, batch: RecordBatch) {
         self.put(key, Entry::Batch(batch));
+    }
+
+    pub fn manifests(&self, key: &str) -> Option<Arc<[crate::spec::ManifestFile]>> {
+        match self.get(key)? {
+            Entry::Manifests(m, _) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn put_manifests(&self, key: String, manifests: Arc<[crate::spec::ManifestFile]>, text: usize) {
+        self.put(key, Entry::Manifests(manifests, text));
     }
 
     /// Whether a fact about an immutable object was recorded under `key`.

@@ -61,7 +61,7 @@ pub const COMMIT_RETRIES: usize = 20;
 #[derive(Debug, Clone)]
 pub struct Versioned {
     pub version: u64,
-    pub metadata: TableMetadata,
+    pub metadata: Arc<TableMetadata>,
 }
 
 /// The last version of a dropped table: it keeps the version number taken,
@@ -80,7 +80,7 @@ pub struct Tombstone {
 /// What a version file holds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum VersionDoc {
-    Table(TableMetadata),
+    Table(Arc<TableMetadata>),
     Dropped(Tombstone),
 }
 
@@ -91,7 +91,7 @@ impl VersionDoc {
         match self {
             Self::Table(md) => {
                 let (bytes, read) = crate::iceberg::json::to_checked_json(md)?;
-                Ok((bytes, Self::Table(read)))
+                Ok((bytes, Self::Table(Arc::new(read))))
             }
             Self::Dropped(t) => Ok((serde_json::to_vec_pretty(t)?, self.clone())),
         }
@@ -102,7 +102,7 @@ impl VersionDoc {
         if value.get("dropped-at-ms").is_some() {
             return Ok(Self::Dropped(serde_json::from_value(value)?));
         }
-        Ok(Self::Table(crate::iceberg::json::parse_metadata(bytes)?))
+        Ok(Self::Table(Arc::new(crate::iceberg::json::parse_metadata(bytes)?)))
     }
 }
 
@@ -239,7 +239,7 @@ impl TableLocation {
     /// The table metadata of `version`; an error if it is a tombstone.
     pub async fn load_version(&self, version: u64) -> Result<TableMetadata> {
         match self.read_version(version).await?.into_doc() {
-            VersionDoc::Table(md) => Ok(md),
+            VersionDoc::Table(md) => Ok(Arc::unwrap_or_clone(md)),
             VersionDoc::Dropped(_) => Err(Error::TableNotFound(self.url())),
         }
     }
@@ -444,7 +444,7 @@ impl TableLocation {
                         )));
                     };
                     let previous = base.as_ref().and_then(|b| b.table().map(|t| (b.version, t)));
-                    before.prepare(self, md, previous).await?
+                    before.prepare(self, Arc::make_mut(md), previous).await?
                 }
                 VersionDoc::Dropped(_) => Vec::new(),
             };
@@ -545,12 +545,12 @@ impl TableLocation {
         let (version, _) = self
             .commit_doc(Some(before), |base| match base.and_then(Loaded::table) {
                 Some(_) => Err(Error::TableExists(format!("a table already exists at {}", self.url()))),
-                None => Ok(VersionDoc::Table(metadata.clone())),
+                None => Ok(VersionDoc::Table(Arc::new(metadata.clone()))),
             })
             .await?;
         Ok(Versioned {
             version,
-            metadata: metadata.clone(),
+            metadata: Arc::new(metadata.clone()),
         })
     }
 
@@ -564,7 +564,9 @@ impl TableLocation {
     {
         let (version, doc) = self
             .commit_doc(Some(before), |base| match base.map(Loaded::doc) {
-                Some(VersionDoc::Table(md)) if md.table_uuid == table_uuid => apply(md).map(VersionDoc::Table),
+                Some(VersionDoc::Table(md)) if md.table_uuid == table_uuid => {
+                    apply(md).map(|md| VersionDoc::Table(Arc::new(md)))
+                }
                 Some(VersionDoc::Table(_)) => Err(Error::TableReplaced(self.url())),
                 _ => Err(Error::TableDropped(self.url())),
             })
@@ -588,15 +590,15 @@ impl TableLocation {
                 replaced = base.and_then(|b| {
                     b.table().map(|md| Versioned {
                         version: b.version,
-                        metadata: md.clone(),
+                        metadata: Arc::new(md.clone()),
                     })
                 });
-                Ok(VersionDoc::Table(metadata.clone()))
+                Ok(VersionDoc::Table(Arc::new(metadata.clone())))
             })
             .await?;
         let new = Versioned {
             version,
-            metadata: metadata.clone(),
+            metadata: Arc::new(metadata.clone()),
         };
         Ok((new, replaced))
     }
@@ -612,7 +614,7 @@ impl TableLocation {
                 };
                 dropped = Some(Versioned {
                     version,
-                    metadata: md.clone(),
+                    metadata: Arc::new(md.clone()),
                 });
                 Ok(VersionDoc::Dropped(Tombstone {
                     format_version: FORMAT_VERSION,

@@ -19,6 +19,8 @@
 //! loaded. Only snapshots with an Iceberg manifest list move out of line:
 //! a legacy table's stay inline until its next commit gives them one.
 
+use std::sync::Arc;
+
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
@@ -113,6 +115,10 @@ impl TableLocation {
     async fn read_manifests_file(&self, stored: &str, snapshot_id: i64) -> Result<Vec<ManifestFile>> {
         let path = self.resolve(stored)?;
         let key = self.cache_key(&path);
+        let parsed_key = format!("list:{key}");
+        if let Some(manifests) = self.cache.manifests(&parsed_key) {
+            return Ok(manifests.to_vec());
+        }
         let bytes = match self.cache.bytes(&key) {
             Some(b) => b,
             None => {
@@ -126,7 +132,6 @@ impl TableLocation {
                     }
                     Err(e) => return Err(e.into()),
                 };
-                self.cache.put_bytes(key, bytes.clone());
                 bytes
             }
         };
@@ -138,6 +143,8 @@ impl TableLocation {
                 doc.snapshot_id
             );
         }
+        self.cache
+            .put_manifests(parsed_key, Arc::from(doc.manifests.as_slice()), bytes.len());
         Ok(doc.manifests)
     }
 }

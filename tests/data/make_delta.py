@@ -667,6 +667,59 @@ def make_dv() -> None:
 
 
 # ============================================================================================
+# delta/cdf : the change data feed (delta.enableChangeDataFeed): _change_data files written by
+# delta-rs' DELETE / UPDATE / MERGE, an OPTIMIZE, a column added mid-history
+# ============================================================================================
+
+def make_cdf() -> None:
+    table = f"{DELTA_ROOT}/cdf"
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("part", pa.string()),
+                        ("x", pa.float64()), ("d", pa.date32())])
+
+    def rows(*r):
+        return pa.Table.from_pylist([dict(zip(schema.names, v)) for v in r], schema=schema)
+
+    write_deltalake(table, rows((1, "a", "p", 1.0, D(2024, 1, 1)), (2, "b", "p", 2.0, D(1969, 12, 31)),
+                                (3, "c", "q", -0.0, None), (4, "d", "q", 4.0, D(2024, 2, 29))),
+                    partition_by=["part"], configuration={"delta.enableChangeDataFeed": "true"})  # v0
+    write_deltalake(table, rows((5, "e", "p", 5.0, None), (6, "f", "q", None, D(2000, 1, 1))), mode="append")  # v1
+    DeltaTable(table).delete("id = 2")  # v2
+    DeltaTable(table).update(predicate="id = 3", updates={"name": "'C'"})  # v3
+    source = rows((4, "D", "q", 40.0, D(2024, 3, 1)), (7, "g", "p", 7.0, None))
+    (DeltaTable(table).merge(source, "s.id = t.id", source_alias="s", target_alias="t")
+     .when_matched_update_all().when_not_matched_insert_all().execute())  # v4
+    write_deltalake(table, rows((8, "h", "p", 8.0, None)), mode="append")  # v5
+    DeltaTable(table).optimize.compact()  # v6 (dataChange: false)
+    DeltaTable(table).alter.add_columns(Field("extra", PrimitiveType("string")))  # v7
+    DeltaTable(table).update(predicate="id = 5", updates={"extra": "'new'"})  # v8
+    dtab = DeltaTable(table)
+    assert dtab.version() == 8, dtab.version()
+    cdc = {v: sum("cdc" in a for a in read_log(table, v)) for v in versions(table)}
+    assert all(cdc[v] for v in (2, 3, 4, 8)), cdc
+    columns = [f.name for f in dtab.schema().fields]
+    changes = []
+    # load_cdf's start is inclusive; table_changes' FROM is exclusive.
+    for start, end in [(0, 8), (3, 4), (6, 8), (8, 8)]:
+        feed = pa.table(dtab.load_cdf(starting_version=start, ending_version=end).read_all())
+        got = feed.to_pylist()
+        got.sort(key=lambda r: (r["_commit_version"], r["id"], r["_change_type"]))
+        changes.append({
+            "from": None if start == 0 else start - 1, "to": end,
+            "columns": columns + ["_change_type", "_commit_version"],
+            "rows": [[json_value(r[c]) for c in columns] + [r["_change_type"], r["_commit_version"]] for r in got],
+        })
+    cols = columns
+    queries = [delta_query(table, "all_rows", cols, [])]
+    finish(table, "cdf", queries, extra={
+        "cdc_files_per_version": {str(v): n for v, n in cdc.items()},
+        "changes": changes,
+        "changes_note": "rows of DeltaTable.load_cdf(starting_version, ending_version) sorted by "
+                        "(_commit_version, id, _change_type); table_changes(t, from, to) must return "
+                        "them, its FROM being exclusive",
+    })
+
+
+# ============================================================================================
 # delta/column_mapping : mode 'name' (written by delta-rs) + a rename (crafted metaData commit)
 # ============================================================================================
 
@@ -743,7 +796,20 @@ def make_missing_version() -> None:
     })
 
 
+def make_only(names: list[str]) -> None:
+    """Write only the named tables (e.g. `make_delta.py cdf`), leaving the others as they are."""
+    for name in names:
+        for p in (f"{DELTA_ROOT}/{name}", os.path.join(HERE, "delta", name)):
+            if os.path.exists(p):
+                shutil.rmtree(p)
+        globals()[f"make_{name}"]()
+        print(f"delta/{name} written")
+
+
 def main() -> None:
+    if len(sys.argv) > 1:
+        make_only(sys.argv[1:])
+        return
     for p in (DELTA_ROOT, DELTA_BAD_ROOT):
         if os.path.exists(p):
             shutil.rmtree(p)
@@ -755,6 +821,7 @@ def main() -> None:
     make_generated()
     make_dv()
     make_column_mapping()
+    make_cdf()
     make_missing_version()
     print("delta fixtures written")
 

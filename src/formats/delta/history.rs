@@ -20,6 +20,9 @@ use crate::error::Result;
 use crate::spec::Snapshot;
 use crate::store::TableLocation;
 
+/// Summary key of a version whose commit changed the table's metadata.
+pub const METADATA_CHANGED: &str = "delta-metadata-changed";
+
 /// One commit of the log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogCommit {
@@ -27,6 +30,9 @@ pub struct LogCommit {
     pub timestamp_ms: i64,
     /// `commitInfo.operation` (e.g. `WRITE`, `DELETE`, `MERGE`), if recorded.
     pub operation: Option<String>,
+    /// Whether the commit has a `metaData` action (schema, partitioning or
+    /// table properties such as `delta.enableChangeDataFeed` changed).
+    pub metadata: bool,
 }
 
 /// The commits of the log at `location` up to `last` (inclusive), oldest first.
@@ -61,6 +67,7 @@ pub async fn commits(location: &TableLocation, last: u64) -> Result<Vec<LogCommi
                     .as_ref()
                     .and_then(|i| i.get("operation").and_then(|o| o.as_str()))
                     .map(str::to_string),
+                metadata: has_metadata(&bytes),
             })
         })
         .buffered(16)
@@ -76,6 +83,13 @@ fn commit_info(bytes: &[u8]) -> Option<serde_json::Map<String, serde_json::Value
     })
 }
 
+/// Whether a commit file has a `metaData` action.
+fn has_metadata(bytes: &[u8]) -> bool {
+    bytes.split(|b| *b == b'\n').any(|line| {
+        serde_json::from_slice::<serde_json::Value>(line).is_ok_and(|action| action.get("metaData").is_some())
+    })
+}
+
 /// The snapshots `$snapshots` lists: one per commit, the current one (`current`,
 /// with its manifests) as the table has it.
 pub fn snapshots(commits: &[LogCommit], current: &Snapshot) -> Vec<Snapshot> {
@@ -84,11 +98,19 @@ pub fn snapshots(commits: &[LogCommit], current: &Snapshot) -> Vec<Snapshot> {
         .map(|c| {
             let version = c.version as i64;
             if version == current.snapshot_id {
-                return current.clone();
+                let mut current = current.clone();
+                if c.metadata {
+                    std::sync::Arc::make_mut(&mut current.summary)
+                        .insert(METADATA_CHANGED.to_string(), "true".to_string());
+                }
+                return current;
             }
             let mut summary = BTreeMap::from([("delta-version".to_string(), version.to_string())]);
             if let Some(op) = &c.operation {
                 summary.insert("delta-operation".to_string(), op.clone());
+            }
+            if c.metadata {
+                summary.insert(METADATA_CHANGED.to_string(), "true".to_string());
             }
             Snapshot {
                 snapshot_id: version,
@@ -119,5 +141,7 @@ mod tests {
         let info = commit_info(commit).unwrap();
         assert_eq!(info["operation"], "WRITE");
         assert!(commit_info(b"{\"add\":{}}\n").is_none());
+        assert!(!super::has_metadata(commit));
+        assert!(super::has_metadata(b"{\"metaData\":{\"id\":\"x\"}}\n{\"add\":{}}\n"));
     }
 }

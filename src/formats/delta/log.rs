@@ -25,10 +25,9 @@ use delta_kernel::scan::state::ScanFile;
 use delta_kernel::scan::{PartitionValuesOptions, StatsOptions};
 use delta_kernel::schema::{ColumnMetadataKey, MetadataValue, StructType};
 use delta_kernel::table_features::ColumnMappingMode;
-use delta_kernel::{KernelError, Snapshot};
-use delta_kernel_default_engine::executor::TaskExecutor;
+use delta_kernel::{Engine, KernelError, Snapshot};
+use delta_kernel_default_engine::DefaultEngineBuilder;
 use delta_kernel_default_engine::executor::tokio::TokioMultiThreadExecutor;
-use delta_kernel_default_engine::{DefaultEngine, DefaultEngineBuilder};
 use object_store::ObjectStore;
 
 use crate::error::{Error, Result};
@@ -79,7 +78,7 @@ pub struct LogSnapshot {
     pub deleted: HashMap<String, Vec<u64>>,
 }
 
-fn kernel_error(table: &str, e: KernelError) -> Error {
+pub(super) fn kernel_error(table: &str, e: KernelError) -> Error {
     match e {
         KernelError::MissingVersion(v) => Error::Invalid(format!(
             "Delta table {table}: log version {v} is missing or unavailable (the _delta_log has a gap, or the version does not exist)"
@@ -103,19 +102,23 @@ const FILE_COLUMNS: [&str; 4] = ["path", "size", "stats_parsed", "partitionValue
 /// Replay the log of the table at `root` (a URL ending in `/`) at `version`
 /// (latest when `None`). Blocking.
 pub fn replay(store: Arc<dyn ObjectStore>, root: &str, version: Option<u64>) -> Result<LogSnapshot> {
-    // Kernel's I/O on the caller's runtime when there is a multi-threaded
-    // one (no thread and runtime of its own per replay).
+    replay_with(engine(store).as_ref(), root, version)
+}
+
+/// Kernel's default engine over `store`, doing its I/O on the caller's
+/// runtime when there is a multi-threaded one (no thread and runtime of
+/// its own per use).
+pub fn engine(store: Arc<dyn ObjectStore>) -> Arc<dyn Engine> {
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             let executor = Arc::new(TokioMultiThreadExecutor::new(handle));
-            let engine = DefaultEngineBuilder::new(store).with_task_executor(executor).build();
-            replay_with(&engine, root, version)
+            Arc::new(DefaultEngineBuilder::new(store).with_task_executor(executor).build())
         }
-        _ => replay_with(&DefaultEngineBuilder::new(store).build(), root, version),
+        _ => Arc::new(DefaultEngineBuilder::new(store).build()),
     }
 }
 
-fn replay_with<E: TaskExecutor>(engine: &DefaultEngine<E>, root: &str, version: Option<u64>) -> Result<LogSnapshot> {
+fn replay_with(engine: &dyn Engine, root: &str, version: Option<u64>) -> Result<LogSnapshot> {
     let err = |e: KernelError| kernel_error(root, e);
     let mut builder = Snapshot::builder_for(root);
     if let Some(v) = version {

@@ -18,6 +18,7 @@
 //! mode) file columns are matched by the column-mapping id (the Parquet
 //! field id) or the physical name.
 
+pub mod change_feed;
 pub mod convert;
 pub mod generated;
 pub mod history;
@@ -28,6 +29,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
 use datafusion::physical_expr_adapter::{DefaultPhysicalExprAdapterFactory, PhysicalExprAdapterFactory};
 
 use self::convert::{DeltaManifests, convert};
@@ -160,6 +163,18 @@ impl ForeignReader for DeltaReader {
         };
         let commits = history::commits(&self.base, current.snapshot_id as u64).await?;
         Ok(Some(history::snapshots(&commits, current)))
+    }
+
+    async fn recorded_changes(
+        &self,
+        name: &str,
+        first: i64,
+        last: i64,
+        columns: &SchemaRef,
+        select: &[Option<String>],
+    ) -> Result<Option<Arc<dyn TableProvider>>> {
+        let (store, root) = (Arc::clone(&self.base.store), root_url(&self.base));
+        change_feed::open(name, store, &root, (first as u64, last as u64), columns, select).await
     }
 
     async fn at(&self, name: &str, selector: &str) -> Result<ForeignTable> {

@@ -628,7 +628,7 @@ impl ForeignCommits for IcebergCommits {
         self.check_writable(&latest)?;
         Ok(Versioned {
             version: latest.version,
-            metadata: shape(&latest),
+            metadata: shape(&latest).into(),
         })
     }
 
@@ -638,7 +638,7 @@ impl ForeignCommits for IcebergCommits {
                 self.check_writable(&last)?;
                 Ok(Versioned {
                     version,
-                    metadata: shape(&last),
+                    metadata: shape(&last).into(),
                 })
             }
             _ => self.load().await,
@@ -698,7 +698,7 @@ impl ForeignCommits for IcebergCommits {
                 Ok(Some(committed)) if committed.version == latest.version + 1 => {
                     return Ok(Versioned {
                         version: committed.version,
-                        metadata: next,
+                        metadata: next.into(),
                     });
                 }
                 // The catalog put the change on top of commits that won
@@ -709,7 +709,7 @@ impl ForeignCommits for IcebergCommits {
                     return match self.read(committed.file, version).await {
                         Ok(landed) => Ok(Versioned {
                             version,
-                            metadata: shape(&landed),
+                            metadata: shape(&landed).into(),
                         }),
                         Err(e) => Err(Error::CommitUnknown {
                             table: self.base.url(),

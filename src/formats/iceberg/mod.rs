@@ -373,6 +373,10 @@ impl ForeignReader for IcebergReader {
             .collect()
     }
 
+    fn manifests_are_files(&self) -> bool {
+        true
+    }
+
     fn delete_manifests(&self) -> Result<Vec<ManifestFile>> {
         let rebase = self.manifests.rebase();
         self.delete_manifests
