@@ -100,6 +100,7 @@ fn entries(start: usize, n: usize) -> Vec<DataFile> {
                 ],
                 pending: None,
                 first_row_id: None,
+                sort_order_id: None,
                 referenced_data_file: None,
                 blob: None,
             }

@@ -2039,3 +2039,45 @@ fn a_pyiceberg_table_on_s3_reads_the_same() {
     assert_same(&python, &wh, "ev", "ADD COLUMN on S3", &[ALL, same("note = 'noted'")]);
     assert_eq!(wh.rows("SELECT * FROM ev").len(), 9);
 }
+
+/// A table with a sort order, written sorted and clustered by optimize:
+/// pyiceberg sees the order (`sort_order()`) and each data file's
+/// `sort_order_id`; both engines prune by the files' tight bounds and read
+/// the same rows as we do.
+#[test]
+fn sorted_and_clustered_tables_read_the_same() {
+    let Some(python) = python("sorted_and_clustered_tables_read_the_same") else {
+        return;
+    };
+    let wh = Warehouse::local();
+    wh.sql(
+        "CREATE TABLE so (id BIGINT, b BIGINT, s VARCHAR, ts TIMESTAMP(6)) PARTITIONED BY (day(ts))
+           ORDERED BY (id DESC, bucket(4, b) NULLS LAST)
+           TBLPROPERTIES ('write.target-file-size-bytes' = '20000');
+         INSERT INTO so SELECT (value * 7919) % 20000, value % 97, 'v' || value,
+           CASE WHEN value % 2 = 0 THEN TIMESTAMP '2024-01-01 00:00:00' ELSE TIMESTAMP '2024-01-02 00:00:00' END
+           FROM generate_series(1, 20000)",
+    );
+    let queries = [ALL, same("id = 5000"), same("id >= 19990"), same("b = 5")];
+    assert_same(&python, &wh, "so", "sorted INSERT", &queries);
+    let code = format!(
+        "import json\nfrom pyiceberg.table import StaticTable\nt = StaticTable.from_metadata({:?})\n\
+         o = t.sort_order()\n\
+         print(json.dumps({{'order_id': o.order_id, 'fields': [[f.source_id, str(f.transform), f.direction.value, f.null_order.value] for f in o.fields],\n\
+           'file_orders': sorted({{task.file.sort_order_id for task in t.scan().plan_files()}} - {{None}})}}))",
+        wh.latest_metadata("so")
+    );
+    let out = Command::new(&python).arg("-c").arg(&code).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seen: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(
+        seen,
+        json!({"order_id": 1, "fields": [[1, "identity", "desc", "nulls-last"], [2, "bucket[4]", "asc", "nulls-last"]],
+               "file_orders": [1]}),
+        "pyiceberg's view of the sort order"
+    );
+    wh.sql("ALTER TABLE so EXECUTE optimize(strategy => 'sort', sort_order => 'zorder(id, b)')");
+    assert_same(&python, &wh, "so", "z-ordered by optimize", &queries);
+    wh.sql("ALTER TABLE so EXECUTE optimize(strategy => 'sort')");
+    assert_same(&python, &wh, "so", "sorted by optimize", &queries);
+}

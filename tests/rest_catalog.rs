@@ -803,3 +803,35 @@ fn other_engines_deletion_vectors_commit_one_per_data_file() {
         vec![json!({"n": 15})]
     );
 }
+
+/// pyiceberg creates a table with a sort order and replaces it with
+/// `update_sort_order`; it reads back what it set, our SHOW CREATE TABLE
+/// shows it, and our INSERT writes files sorted by it, with its id.
+#[test]
+fn pyiceberg_sort_orders_are_the_tables() {
+    let Some(python) = python("pyiceberg_sort_orders_are_the_tables") else {
+        return;
+    };
+    let s = serve(None);
+    let seen = client(&python, &s.url, None, &["sort-order", "so.t"]);
+    assert_eq!(
+        seen["created"],
+        json!([1, [[1, "identity", "desc", "nulls-last"]]]),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["updated"],
+        json!([2, [[2, "identity", "asc", "nulls-last"]]]),
+        "{seen}"
+    );
+    let shown = ours(&s.warehouse, "SHOW CREATE TABLE so.t");
+    assert!(
+        format!("{shown:?}").contains("ORDERED BY (name ASC NULLS LAST)"),
+        "{shown:?}"
+    );
+    ours(&s.warehouse, "INSERT INTO so.t VALUES (1, 'b'), (2, 'a'), (3, NULL)");
+    assert_eq!(
+        ours(&s.warehouse, "SELECT DISTINCT sort_order_id FROM so.\"t$data_files\""),
+        vec![json!({"sort_order_id": 2})]
+    );
+}

@@ -73,3 +73,12 @@ pub async fn planned_files(
         .unwrap_or("?")
         .to_string()
 }
+
+/// This process's peak resident memory (`VmHWM`), in KiB.
+pub fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}

@@ -203,7 +203,11 @@ impl HiddenPartitionsPhysicalCodec {
         let table = Table::new(node.name.clone(), location).bound(&node.table_uuid);
         let spec: TableSpec = wire::from_json("table spec", &node.spec_json)?;
         let schema = spec.schema.arrow_schema();
-        let mut sink = HiddenPartitionsSink::new(table, spec, schema);
+        let order: Option<crate::spec::sort_order::SortOrder> = match node.sort_order_json.as_str() {
+            "" => None,
+            json => Some(wire::from_json("sort order", json)?),
+        };
+        let mut sink = HiddenPartitionsSink::new(table, spec, schema).with_layout(order, node.target_file_size)?;
         if let Some(version) = node.overwrite_version {
             let metadata: TableMetadata = wire::from_json("table metadata", &node.overwrite_metadata_json)?;
             sink = sink.overwrite(Versioned {
@@ -332,6 +336,11 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
                     .map_err(|e| DataFusionError::Plan(e.to_string()))?
                     .to_string(),
                 spec_json: wire::to_json("table spec", &sink.spec)?,
+                sort_order_json: match &sink.order {
+                    Some(order) => wire::to_json("sort order", order)?,
+                    None => String::new(),
+                },
+                target_file_size: sink.target_file_size,
                 overwrite_version: overwrite.map(|v| v.version),
                 overwrite_metadata_json: match overwrite {
                     Some(v) => wire::to_json("table metadata", &v.metadata)?,

@@ -157,6 +157,12 @@ pub struct SinkNode {
     pub overwrite_version: Option<u64>,
     #[prost(string, tag = "8")]
     pub overwrite_metadata_json: String,
+    /// The table's write order (`spec::sort_order::SortOrder` as JSON), empty when unsorted.
+    #[prost(string, tag = "9")]
+    pub sort_order_json: String,
+    /// `write.target-file-size-bytes`.
+    #[prost(uint64, tag = "10")]
+    pub target_file_size: u64,
 }
 
 /// `tag` followed by the message.

@@ -10,7 +10,7 @@
 //! |-------------------------------------|-----------------------------------------------|
 //! | `schemas`, `current-schema-id`      | `table-specs[].schema` (one per `schema-id`), the current spec's |
 //! | `partition-specs`, `default-spec-id`| `table-specs[].partition-spec` (one per `partition-spec-id`), the current spec's |
-//! | `sort-orders`                       | the unsorted order 0                          |
+//! | `sort-orders`, `default-sort-order-id` | ours (`spec::sort_order`), or the unsorted order 0 |
 //! | `refs`                              | our tags, and `main` on the current snapshot  |
 //! | `snapshots[].summary.operation`     | `operation` (update, merge → overwrite; optimize → replace) |
 //! | `snapshots[].schema-id`             | the `schema-id` of its `table-spec-id`        |
@@ -163,8 +163,13 @@ pub fn metadata_json(md: &TableMetadata) -> Result<Vec<u8>> {
     doc.insert("current-schema-id".into(), json!(current.schema_id()));
     doc.insert("partition-specs".into(), Value::Array(specs));
     doc.insert("default-spec-id".into(), json!(current.partition_spec_id()));
-    doc.insert("sort-orders".into(), json!([{"order-id": 0, "fields": []}]));
-    doc.insert("default-sort-order-id".into(), json!(0));
+    if md.sort_orders.is_empty() {
+        doc.insert("sort-orders".into(), json!([{"order-id": 0, "fields": []}]));
+    }
+    doc.insert(
+        "default-sort-order-id".into(),
+        json!(md.default_sort_order_id.unwrap_or(0)),
+    );
     doc.insert(
         "current-snapshot-id".into(),
         json!(md.current_snapshot_id.unwrap_or(-1)),
@@ -260,6 +265,11 @@ pub fn strip_iceberg_only(md: &mut TableMetadata) {
         md.current_snapshot_id = None;
     }
     md.refs.retain(|name, r| !(name == "main" && r.kind == "branch"));
+    // Only the unsorted order: what a table that never had one writes.
+    if md.sort_orders.iter().all(|o| o.is_unsorted()) && md.default_sort_order_id.unwrap_or(0) == 0 {
+        md.sort_orders.clear();
+        md.default_sort_order_id = None;
+    }
     for snapshot in &mut md.snapshots {
         if snapshot.summary.contains_key("operation") {
             std::sync::Arc::make_mut(&mut snapshot.summary).remove("operation");

@@ -11,7 +11,8 @@
 //! |     |                       | 109, 110 | value / null counts per top-level primitive column with stats |
 //! |     |                       | 137 | NaN counts: 0 for float columns that have bounds (our stats keep none when a NaN is present) |
 //! |     |                       | 125, 128 | lower / upper bounds (single-value binary)       |
-//! |     |                       | 108, 131, 132, 135, 140 | null: column sizes, key metadata, split offsets, equality ids, sort order |
+//! |     |                       | 108, 131, 132, 135 | null: column sizes, key metadata, split offsets, equality ids |
+//! |     |                       | 140 | the file's sort order id, or null |
 //!
 //! A delete manifest lists position delete files (content 1) with the data
 //! file each names (`referenced_data_file`, 143; also both bounds of its
@@ -318,7 +319,10 @@ fn data_file_record(
         ("key_metadata".into(), null()),
         ("split_offsets".into(), null()),
         ("equality_ids".into(), null()),
-        ("sort_order_id".into(), null()),
+        (
+            "sort_order_id".into(),
+            file.sort_order_id.map_or_else(null, |id| some(Value::Int(id))),
+        ),
     ];
     if let Some(referenced) = referenced {
         fields.push(("referenced_data_file".into(), some(Value::String(referenced))));
@@ -669,6 +673,7 @@ pub(crate) mod tests {
             column_stats,
             pending: None,
             first_row_id: None,
+            sort_order_id: None,
             referenced_data_file: None,
             blob: None,
         };

@@ -80,6 +80,10 @@ pub struct IcebergMetadata {
     /// Branches and tags: name → (snapshot id, `branch` | `tag`).
     pub refs: BTreeMap<String, (i64, String)>,
     pub properties: BTreeMap<String, String>,
+    /// The sort orders this engine can follow (an order with a transform
+    /// it does not know is left out), and the default order's id.
+    pub sort_orders: Vec<crate::spec::sort_order::SortOrder>,
+    pub default_sort_order_id: Option<i32>,
 }
 
 fn field<'a>(doc: &'a Json, key: &str, file: &str) -> Result<&'a Json> {
@@ -306,6 +310,20 @@ impl IcebergMetadata {
             current_snapshot_id,
             refs,
             properties: string_map(doc.get("properties")),
+            sort_orders: doc
+                .get("sort-orders")
+                .and_then(Json::as_array)
+                .map(|orders| {
+                    orders
+                        .iter()
+                        .filter_map(|o| serde_json::from_value(o.clone()).ok())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            default_sort_order_id: doc
+                .get("default-sort-order-id")
+                .and_then(Json::as_i64)
+                .map(|id| id as i32),
         })
     }
 

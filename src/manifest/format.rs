@@ -16,6 +16,8 @@
 //! |                        | (stored path) whose rows the delete file deletes |
 //! | `content_offset`, `content_size_in_bytes` | int64; only in delete manifests |
 //! |                        | of v3 tables: a deletion vector's blob in its Puffin file |
+//! | `sort_order_id`        | int32, nullable; only when some file was written |
+//! |                        | in a sort order: its id (`spec::sort_order`)     |
 //!
 //! A delete manifest (`content` 1 in the snapshot) has the same columns, one
 //! row per position delete file: `record_count` is its number of deleted
@@ -49,6 +51,7 @@ pub const FIRST_ROW_ID: &str = "first_row_id";
 pub const REFERENCED_DATA_FILE: &str = "referenced_data_file";
 pub const CONTENT_OFFSET: &str = "content_offset";
 pub const CONTENT_SIZE: &str = "content_size_in_bytes";
+pub const SORT_ORDER_ID: &str = "sort_order_id";
 pub const NULL_COUNT: &str = "null_count";
 pub const MIN: &str = "min";
 pub const MAX: &str = "max";
@@ -125,8 +128,8 @@ fn scalars_to_array(values: impl IntoIterator<Item = ScalarValue>, dt: &DataType
 }
 
 /// Whether `schema` is that of a manifest of `spec`: [`manifest_schema`],
-/// perhaps followed by `first_row_id`, `referenced_data_file`, `content_offset`
-/// and `content_size_in_bytes` (each at most once, in any order).
+/// perhaps followed by `first_row_id`, `referenced_data_file`, `content_offset`,
+/// `content_size_in_bytes` and `sort_order_id` (each at most once, in any order).
 pub fn has_manifest_columns(schema: &ArrowSchema, spec: &TableSpec) -> Result<bool> {
     let expected = manifest_schema(spec)?;
     let fields = schema.fields();
@@ -134,6 +137,7 @@ pub fn has_manifest_columns(schema: &ArrowSchema, spec: &TableSpec) -> Result<bo
     let extra = |f: &Arc<Field>| {
         ([FIRST_ROW_ID, CONTENT_OFFSET, CONTENT_SIZE].contains(&f.name().as_str()) && f.data_type() == &DataType::Int64)
             || (f.name() == REFERENCED_DATA_FILE && f.data_type() == &DataType::Utf8)
+            || (f.name() == SORT_ORDER_ID && f.data_type() == &DataType::Int32)
     };
     let rest: Vec<_> = fields.iter().skip(n).collect();
     let names: std::collections::HashSet<&str> = rest.iter().map(|f| f.name().as_str()).collect();
@@ -201,7 +205,8 @@ pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Resu
     let with_ids = files.iter().any(|f| f.first_row_id.is_some());
     let with_references = files.iter().any(|f| f.referenced_data_file.is_some());
     let with_blobs = files.iter().any(|f| f.blob.is_some());
-    let schema = if with_ids || with_references || with_blobs {
+    let with_orders = files.iter().any(|f| f.sort_order_id.is_some());
+    let schema = if with_ids || with_references || with_blobs || with_orders {
         let mut fields: Vec<Field> = manifest_schema(spec)?
             .fields()
             .iter()
@@ -216,6 +221,9 @@ pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Resu
         if with_blobs {
             fields.push(Field::new(CONTENT_OFFSET, DataType::Int64, true));
             fields.push(Field::new(CONTENT_SIZE, DataType::Int64, true));
+        }
+        if with_orders {
+            fields.push(Field::new(SORT_ORDER_ID, DataType::Int32, true));
         }
         Arc::new(ArrowSchema::new(fields))
     } else {
@@ -299,6 +307,9 @@ pub fn manifest_batch<F: AsRef<DataFile>>(spec: &TableSpec, files: &[F]) -> Resu
             files.iter().map(|f| f.blob.map(|b| b.length)),
         )));
     }
+    if with_orders {
+        columns.push(Arc::new(Int32Array::from_iter(files.iter().map(|f| f.sort_order_id))));
+    }
     Ok(RecordBatch::try_new(schema, columns)?)
 }
 
@@ -347,6 +358,9 @@ pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>
         .map(|c| c.as_primitive::<Int64Type>());
     let references = batch.column_by_name(REFERENCED_DATA_FILE).map(|c| c.as_string::<i32>());
     let blobs = blob_ranges(batch);
+    let orders = batch
+        .column_by_name(SORT_ORDER_ID)
+        .map(|c| c.as_primitive::<Int32Type>());
     let mut files = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
         let partition_values = match partition {
@@ -407,6 +421,7 @@ pub fn data_files(spec: &TableSpec, batch: &RecordBatch) -> Result<Vec<DataFile>
             column_stats,
             pending: None,
             first_row_id: row_ids.filter(|c| c.is_valid(row)).map(|c| c.value(row)),
+            sort_order_id: orders.filter(|c| c.is_valid(row)).map(|c| c.value(row)),
             referenced_data_file: references.filter(|c| c.is_valid(row)).map(|c| c.value(row).to_string()),
             blob: blobs[row],
         });

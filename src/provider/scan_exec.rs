@@ -591,8 +591,16 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream.chain(done))))
     }
 
+    /// Ours (files planned and pruned) and the Parquet reader's (row
+    /// groups and pages skipped by statistics, page index and bloom filters).
     fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
+        let mut set = self.metrics.clone_inner();
+        if let Some(inner) = self.inner.metrics() {
+            for metric in inner.iter() {
+                set.push(Arc::clone(metric));
+            }
+        }
+        Some(set)
     }
 
     fn statistics_from_inputs(

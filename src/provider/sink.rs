@@ -14,9 +14,12 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 
 use crate::spec::TableSpec;
+use crate::spec::sort_order::SortOrder;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::overwrite::{OverwriteMode, commit_overwrite};
+use crate::table::sort_order::RowOrder;
+use crate::table::writer::FileLayout;
 use crate::table::writer::{delete_files, write_stream};
 
 #[derive(Debug)]
@@ -26,6 +29,11 @@ pub struct HiddenPartitionsSink {
     pub(crate) schema: SchemaRef,
     /// `None`: append; `Some(base)`: overwrite what the statement read.
     pub(crate) overwrite: Option<Versioned>,
+    /// The table's write order (each file's rows sorted by it), if any.
+    pub(crate) order: Option<SortOrder>,
+    /// `write.target-file-size-bytes`.
+    pub(crate) target_file_size: u64,
+    layout: FileLayout,
 }
 
 impl HiddenPartitionsSink {
@@ -35,7 +43,26 @@ impl HiddenPartitionsSink {
             spec,
             schema,
             overwrite: None,
+            order: None,
+            target_file_size: crate::table::writer::DEFAULT_TARGET_FILE_SIZE,
+            layout: FileLayout::default(),
         }
+    }
+
+    /// Files in the table's write order `order`, cut at `target_file_size` bytes.
+    pub fn with_layout(mut self, order: Option<SortOrder>, target_file_size: u64) -> crate::error::Result<Self> {
+        let row_order = match &order {
+            Some(o) => RowOrder::of(o, &self.spec.schema)?.map(Arc::new),
+            None => None,
+        };
+        self.layout = FileLayout {
+            sort_order_id: row_order.as_ref().and(order.as_ref()).map(|o| o.order_id),
+            order: row_order,
+            target_file_size: target_file_size.max(1),
+        };
+        self.order = order;
+        self.target_file_size = target_file_size.max(1);
+        Ok(self)
     }
 
     /// An INSERT OVERWRITE of the table as of `base`.
@@ -64,7 +91,8 @@ impl DataSink for HiddenPartitionsSink {
     }
 
     async fn write_all(&self, data: SendableRecordBatchStream, context: &Arc<TaskContext>) -> Result<u64> {
-        let options = crate::table::writer::write_options(context);
+        let mut options = crate::table::writer::write_options(context);
+        options.layout = self.layout.clone();
         let mode = match &self.overwrite {
             Some(_) => {
                 let ours = context

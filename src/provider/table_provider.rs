@@ -71,8 +71,14 @@ impl HiddenPartitionsTable {
     pub fn try_new(table: Table, version: Versioned) -> crate::error::Result<Self> {
         let spec = version.metadata.current_spec()?;
         let schema = spec.schema.arrow_schema();
-        let definition =
-            crate::table::show_create::create_statement(None, &table.name, spec, None, &version.metadata.properties);
+        let definition = crate::table::show_create::create_statement(
+            None,
+            &table.name,
+            spec,
+            None,
+            &version.metadata.properties,
+            version.metadata.sort_order(),
+        );
         let table = table.bound(&version.metadata.table_uuid);
         Ok(Self {
             table,
@@ -98,6 +104,7 @@ impl HiddenPartitionsTable {
             spec,
             Some(&url),
             &self.version.metadata.properties,
+            self.version.metadata.sort_order(),
         );
         Ok(self)
     }
@@ -112,6 +119,7 @@ impl HiddenPartitionsTable {
             spec,
             None,
             &self.version.metadata.properties,
+            self.version.metadata.sort_order(),
         );
         Ok(self)
     }
@@ -555,7 +563,10 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         self.writable("INSERT")?;
         self.schema.logically_equivalent_names_and_types(&input.schema())?;
         let spec = self.version.metadata.current_spec()?.clone();
-        let sink = HiddenPartitionsSink::new(self.table.clone(), spec, Arc::clone(&self.schema));
+        let md = &self.version.metadata;
+        let layout = crate::table::writer::FileLayout::of(md)?;
+        let sink = HiddenPartitionsSink::new(self.table.clone(), spec, Arc::clone(&self.schema))
+            .with_layout(md.sort_order().cloned(), layout.target_file_size)?;
         let sink = match insert_op {
             InsertOp::Append => sink,
             InsertOp::Overwrite => sink.overwrite(self.version.clone()),

@@ -499,19 +499,23 @@ impl RestCatalog {
             None | Some(Json::Null) => PartitionSpec::default(),
             Some(doc) => parse_spec(doc, &columns, &[], &mut last)?,
         };
-        if let Some(order) = body.get("write-order")
-            && order
-                .get("fields")
-                .and_then(Json::as_array)
-                .is_some_and(|f| !f.is_empty())
-        {
-            return Err(RestError::bad_request(format!(
-                "write-order: sort orders are not supported (tables of this catalog are unsorted): {order}"
-            )));
-        }
+        let order = match body.get("write-order") {
+            None | Some(Json::Null) => None,
+            Some(doc) => Some(
+                serde_json::from_value::<crate::spec::sort_order::SortOrder>(doc.clone())
+                    .map_err(|e| RestError::bad_request(format!("write-order: not a sort order ({e}): {doc}")))?,
+            ),
+        };
         let properties = string_map(body, "properties")?;
         let location = self.location_clause(&schema, name, body.get("location").and_then(Json::as_str))?;
         let mut md = Table::initial_metadata_of(columns, partition_spec, properties)?;
+        if let Some(order) = order.filter(|o| !o.is_unsorted()) {
+            let id = crate::spec::sort_order::add_order(&mut md.sort_orders, order.fields);
+            md.default_sort_order_id = Some(id);
+            if let Err(e) = crate::spec::validate::check(&md) {
+                return Err(RestError::bad_request(format!("write-order: {e}")));
+            }
+        }
         let Some(plan) = schema
             .plan_create(name, location.as_deref(), CreateMode::Create, false)
             .await?

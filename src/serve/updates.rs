@@ -22,7 +22,7 @@
 //! | `upgrade-format-version` | 2 → 3 starts row lineage; never down |
 //! | `add-schema`, `set-current-schema` | a new table spec; field ids kept (by id, old files read right), promotions int → long, float → double, wider decimal; new required columns, required ← optional, a reused field id and dropping a partition source are refused |
 //! | `add-spec`, `set-default-spec` | a new table spec; partition field ids kept or assigned |
-//! | `add-sort-order`, `set-default-sort-order` | the unsorted order only (tables are unsorted) |
+//! | `add-sort-order`, `set-default-sort-order` | the order (an equal known one is reused, ids are ours; `-1` is the one just added); its columns must be in the current schema |
 //! | `add-snapshot` + `set-snapshot-ref main` | the client's snapshot as a change of ours (`formats::iceberg::adopt`) |
 //! | `set-snapshot-ref` to an existing snapshot | `main`: roll back to it; a tag: the tag |
 //! | `remove-snapshot-ref` | a tag |
@@ -321,10 +321,13 @@ pub fn check_requirements(md: &TableMetadata, requirements: &[Requirement], tabl
                     ),
                 ));
             }
-            Requirement::AssertDefaultSortOrderId { id } if *id != 0 => {
+            Requirement::AssertDefaultSortOrderId { id } if *id != md.default_sort_order_id.unwrap_or(0) => {
                 return Err(failed(
                     table,
-                    format!("requirement assert-default-sort-order-id: it is 0, expected {id}"),
+                    format!(
+                        "requirement assert-default-sort-order-id: it is {}, expected {id}",
+                        md.default_sort_order_id.unwrap_or(0)
+                    ),
                 ));
             }
             _ => {}
@@ -340,7 +343,8 @@ pub struct Pending {
     /// added, in order, by the id the client gave each (if any).
     schemas: Vec<(Option<i32>, i32)>,
     specs: Vec<(Option<i32>, i32)>,
-    unsorted_added: bool,
+    /// The sort orders this commit added: (the client's id, ours).
+    orders: Vec<(Option<i32>, i32)>,
 }
 
 impl Pending {
@@ -734,23 +738,34 @@ pub fn apply_one(
             }
         }
         Update::AddSortOrder { sort_order } => {
-            let unsorted = sort_order
-                .get("fields")
-                .and_then(Json::as_array)
-                .is_none_or(|f| f.is_empty());
-            if !unsorted {
-                return Err(Error::Invalid(format!(
-                    "add-sort-order: sort orders are not supported (tables of this catalog are unsorted): {sort_order}"
-                )));
-            }
-            pending.unsorted_added = true;
+            let order: crate::spec::sort_order::SortOrder = serde_json::from_value(sort_order.clone())
+                .map_err(|e| Error::Invalid(format!("add-sort-order: not a sort order ({e}): {sort_order}")))?;
+            let given = sort_order.get("order-id").and_then(Json::as_i64).map(|id| id as i32);
+            let probe = crate::spec::sort_order::SortOrder {
+                order_id: 1,
+                fields: order.fields.clone(),
+            };
+            probe
+                .check(&md.current_spec()?.schema)
+                .map_err(|e| Error::Invalid(format!("add-sort-order: {e}")))?;
+            let ours = crate::spec::sort_order::add_order(&mut next.sort_orders, order.fields);
+            pending.orders.push((given, ours));
         }
         Update::SetDefaultSortOrder { sort_order_id } => {
-            if !(*sort_order_id == 0 || (*sort_order_id == -1 && pending.unsorted_added)) {
+            let Some(id) = Pending::resolve(&pending.orders, *sort_order_id) else {
+                return Err(Error::Invalid(
+                    "set-default-sort-order: -1 names the order added last, and this commit added none".into(),
+                ));
+            };
+            if id != 0 && !next.sort_orders.iter().any(|o| o.order_id == id) {
                 return Err(Error::Invalid(format!(
-                    "set-default-sort-order: only the unsorted order 0 is supported, not {sort_order_id}"
+                    "set-default-sort-order: there is no sort order {sort_order_id}"
                 )));
             }
+            if next.sort_orders.is_empty() {
+                next.sort_orders.push(crate::spec::sort_order::SortOrder::unsorted());
+            }
+            next.default_sort_order_id = Some(id);
         }
         // Returned above.
         Update::AddSnapshot { .. } => {}

@@ -36,6 +36,9 @@ pub struct DataFile {
     /// Iceberg v3 row lineage: the row id of the file's first row, once a
     /// manifest list assigned it (`None` for new files: inherited).
     pub first_row_id: Option<i64>,
+    /// The sort order its rows were written in (Iceberg's `sort_order_id`);
+    /// `None` when unsorted or not known.
+    pub sort_order_id: Option<i32>,
     /// For a position delete file: the data file whose rows it deletes
     /// (stored form, as `path`); `None` for data files.
     pub referenced_data_file: Option<String>,

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::partition::PartitionSpec;
 use super::schema::Schema;
+use super::sort_order::SortOrder;
 use super::table_spec::TableSpec;
 use crate::error::Result;
 
@@ -57,6 +58,13 @@ pub struct TableMetadata {
     /// snapshot, and snapshot expiry keeps tagged snapshots.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub refs: BTreeMap<String, SnapshotRef>,
+    /// Iceberg's sort orders (see `spec::sort_order`); empty for a table
+    /// that never had one (the unsorted order 0 is written for it).
+    #[serde(rename = "sort-orders", default, skip_serializing_if = "Vec::is_empty")]
+    pub sort_orders: Vec<SortOrder>,
+    /// The order writers follow; `None` or 0: unsorted.
+    #[serde(rename = "default-sort-order-id", default, skip_serializing_if = "Option::is_none")]
+    pub default_sort_order_id: Option<i32>,
     /// The start of every data file and manifest name this table's writers
     /// produce (`<prefix>-<uuid>.parquet`, `<prefix>-<uuid>-m.parquet`), so
     /// orphan removal can tell them from look-alikes. Absent in tables
@@ -395,7 +403,15 @@ impl TableMetadata {
             snapshots: Vec::new(),
             properties: BTreeMap::new(),
             refs: BTreeMap::new(),
+            sort_orders: Vec::new(),
+            default_sort_order_id: None,
         })
+    }
+
+    /// The order writers follow, `None` when the table is unsorted.
+    pub fn sort_order(&self) -> Option<&SortOrder> {
+        let id = self.default_sort_order_id?;
+        self.sort_orders.iter().find(|o| o.order_id == id && !o.is_unsorted())
     }
 
     pub fn spec(&self, spec_id: i32) -> Result<&TableSpec> {
@@ -492,6 +508,8 @@ impl TableMetadata {
             location: self.location.clone(),
             metadata_log: Vec::new(),
             next_row_id: self.next_row_id,
+            sort_orders: self.sort_orders.clone(),
+            default_sort_order_id: self.default_sort_order_id,
         }
     }
 

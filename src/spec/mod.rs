@@ -5,6 +5,7 @@ pub mod data_file;
 pub mod metadata;
 pub mod partition;
 pub mod schema;
+pub mod sort_order;
 pub mod table_spec;
 pub mod types;
 pub mod validate;

@@ -86,6 +86,15 @@ impl Schema {
         self.fields.iter().find(|f| f.id == id)
     }
 
+    /// The top-level column names, `a, b, c` (for messages).
+    pub fn column_names(&self) -> String {
+        self.fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     pub fn index_of_id(&self, id: i32) -> Option<usize> {
         self.fields.iter().position(|f| f.id == id)
     }

@@ -16,6 +16,7 @@
 //! | field ids are unique within a schema and at most `last-column-id` | two columns with id 3 |
 //! | names are unique among a struct's fields (ignoring ASCII case, as SQL names them) | columns `id` and `ID` |
 //! | a partition field's source id names a column of its schema; partition field ids are unique and at most `last-partition-id` | `source-id` 9 in a 3-column schema |
+//! | sort order ids are unique; `default-sort-order-id` names one, whose columns the current schema has | `"default-sort-order-id": 3` with orders 0 and 1 |
 //! | a bucket count or truncate width is in 1..=2147483647 (a Java int, as in Iceberg) | `bucket[3000000000]` |
 //!
 //! The same checks guard the other end: a commit serializes a new version
@@ -146,6 +147,20 @@ pub fn check(md: &TableMetadata) -> Result<(), String> {
                     s.snapshot_id, m.path, m.spec_id
                 ));
             }
+        }
+    }
+    let mut orders = HashSet::new();
+    for order in &md.sort_orders {
+        if !orders.insert(order.order_id) {
+            return Err(format!("sort order {} is listed twice", order.order_id));
+        }
+    }
+    if let Some(id) = md.default_sort_order_id.filter(|id| *id != 0) {
+        let Some(order) = md.sort_orders.iter().find(|o| o.order_id == id) else {
+            return Err(format!("default-sort-order-id {id} names no sort order"));
+        };
+        if let Ok(spec) = md.current_spec() {
+            order.check(&spec.schema).map_err(|e| e.to_string())?;
         }
     }
     Ok(())

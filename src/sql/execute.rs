@@ -1,6 +1,8 @@
 //! Running a script: our statements here, everything else through DataFusion,
 //! strictly in order (a statement sees the effects of the ones before it).
 
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray};
@@ -174,6 +176,14 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
             } else {
                 provider.table().drop_tag(&tag, if_exists).await?;
             }
+            Ok(StatementResult::empty())
+        }
+        Statement::WriteOrder { table, fields } => {
+            load_warehouse_table(ctx, &table)
+                .await?
+                .table()
+                .write_ordered_by(&fields)
+                .await?;
             Ok(StatementResult::empty())
         }
         Statement::SetProperties { table, properties } => {
@@ -567,7 +577,7 @@ async fn create_like(ctx: &SessionContext, create: &CreateTable) -> Result<Optio
         Some(table) => {
             let spec = table.metadata().current_spec()?;
             let text =
-                crate::table::show_create::create_statement(None, "like_target", spec, None, &Default::default());
+                crate::table::show_create::create_statement(None, "like_target", spec, None, &Default::default(), None);
             let columns = text.split_once('(').map(|(_, rest)| rest).unwrap_or_default();
             let sql = format!("{prefix} {target} ({columns}");
             match super::statement::parse_statements(&sql)?.pop() {
@@ -582,6 +592,7 @@ async fn create_like(ctx: &SessionContext, create: &CreateTable) -> Result<Optio
         None => CreateTable {
             sql: format!("{prefix} {target} AS SELECT * FROM {source} LIMIT 0"),
             partitioned_by: Vec::new(),
+            ordered_by: Vec::new(),
             location: None,
             properties: Default::default(),
         },
@@ -589,6 +600,7 @@ async fn create_like(ctx: &SessionContext, create: &CreateTable) -> Result<Optio
     if !create.partitioned_by.is_empty() {
         like.partitioned_by = create.partitioned_by.clone();
     }
+    like.ordered_by = create.ordered_by.clone();
     like.location = create.location.clone();
     like.properties = create.properties.clone();
     Ok(Some(like))
@@ -601,11 +613,11 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     let plan = ctx.state().create_logical_plan(&create.sql).await?;
     let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(cmt)) = plan else {
         // e.g. CREATE TABLE … LIKE: not ours unless our clauses were given.
-        if create.partitioned_by.is_empty() && create.location.is_none() && create.properties.is_empty() {
+        if create.is_plain() {
             return run_datafusion(ctx, &create.sql).await;
         }
         return Err(Error::Invalid(
-            "PARTITIONED BY / LOCATION / TBLPROPERTIES need CREATE TABLE with columns or AS SELECT".into(),
+            "PARTITIONED BY / ORDERED BY / LOCATION / TBLPROPERTIES need CREATE TABLE with columns or AS SELECT".into(),
         ));
     };
     refuse_constraints(&cmt)?;
@@ -614,7 +626,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     }
     let Some(schema_provider) = warehouse_schema(ctx, &cmt.name) else {
         crate::catalog::namespace::refuse_unstored_table(ctx, &cmt.name)?;
-        if create.partitioned_by.is_empty() && create.location.is_none() && create.properties.is_empty() {
+        if create.is_plain() {
             return run_datafusion(ctx, &create.sql).await;
         }
         return Err(Error::Invalid(format!(
@@ -648,6 +660,7 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     let metadata = Table::initial_metadata(&schema, &partition)?;
     let properties = crate::table::properties::with_table_defaults(&ctx.state(), &create.properties)?;
     let metadata = crate::table::properties::set_properties(&metadata, &properties)?;
+    let metadata = crate::table::sort_order::with_sort_order(&metadata, &create.ordered_by)?;
     let allow_non_empty = crate::config::options(&ctx.state()).allow_non_empty_location;
     let Some(plan) = ws
         .plan_create(&name, create.location.as_deref(), mode, allow_non_empty)
@@ -688,6 +701,56 @@ async fn create_table(ctx: &SessionContext, create: CreateTable) -> Result<State
     match is_ctas {
         true => StatementResult::counts(&[("count", rows)]),
         false => Ok(StatementResult::empty()),
+    }
+}
+
+/// optimize's `strategy` and `sort_order` arguments: `binpack` (the
+/// default), or `sort` by the table's order, by `sort_order => 'a DESC, b'`,
+/// or by `sort_order => 'zorder(a, b)'`.
+fn optimize_strategy(strategy: Option<&str>, sort_order: Option<&str>) -> Result<crate::table::optimize::Strategy> {
+    use crate::table::optimize::Strategy;
+    match (strategy.map(|s| s.trim().to_ascii_lowercase()).as_deref(), sort_order) {
+        (None | Some("binpack"), None) => Ok(Strategy::BinPack),
+        (None | Some("binpack"), Some(_)) => {
+            Err(Error::Invalid("optimize: sort_order needs strategy => 'sort'".into()))
+        }
+        (Some("sort"), None) => Ok(Strategy::Sort(None)),
+        (Some("sort"), Some(order)) => {
+            let trimmed = order.trim();
+            let lower = trimmed.to_ascii_lowercase();
+            if lower.starts_with("zorder") {
+                let inner = trimmed["zorder".len()..].trim();
+                let Some(list) = inner.strip_prefix('(').and_then(|r| r.strip_suffix(')')) else {
+                    return Err(Error::Invalid(format!(
+                        "optimize: sort_order {order:?} is not zorder(col, …)"
+                    )));
+                };
+                let names = list
+                    .split(',')
+                    .map(|n| {
+                        let n = n.trim();
+                        match n.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+                            Some(quoted) => quoted.to_string(),
+                            None => n.to_ascii_lowercase(),
+                        }
+                    })
+                    .collect::<Vec<_>>();
+                if names.iter().any(String::is_empty) {
+                    return Err(Error::Invalid(format!(
+                        "optimize: sort_order {order:?} has an empty column name"
+                    )));
+                }
+                return Ok(Strategy::ZOrder(names));
+            }
+            let tokens = Tokenizer::new(&GenericDialect {}, trimmed)
+                .tokenize()
+                .map_err(|e| Error::Invalid(format!("optimize: sort_order {order:?}: {e}")))?;
+            let toks: Vec<&Token> = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+            Ok(Strategy::Sort(Some(super::sort_list::parse_sort_list(&toks)?)))
+        }
+        (Some(other), _) => Err(Error::Invalid(format!(
+            "optimize: unknown strategy {other:?}; expected 'binpack' or 'sort'"
+        ))),
     }
 }
 
@@ -783,6 +846,7 @@ async fn create_catalog_table(
     let metadata = Table::initial_metadata(&definition.schema, &definition.partition)?;
     let properties = crate::table::properties::with_table_defaults(&ctx.state(), &create.properties)?;
     let metadata = crate::table::properties::set_properties(&metadata, &properties)?;
+    let metadata = crate::table::sort_order::with_sort_order(&metadata, &create.ordered_by)?;
     let created = namespace
         .create_table(name, metadata, create.location.as_deref(), definition.mode)
         .await?;
@@ -872,7 +936,8 @@ async fn write_ctas(
 ) -> Result<crate::spec::TableMetadata> {
     let spec = metadata.current_spec()?.clone();
     let stream = ctx.execute_logical_plan(input.clone()).await?.execute_stream().await?;
-    let options = crate::table::writer::write_options(&ctx.task_ctx());
+    let mut options = crate::table::writer::write_options(&ctx.task_ctx());
+    options.layout = crate::table::writer::FileLayout::of(metadata)?;
     let (files, _) = write_stream(location, &spec, stream, options).await?;
     written.files = files.clone();
     let snapshot_id = new_snapshot_id();
@@ -914,7 +979,24 @@ async fn execute_procedure(
     }
     let counts: Vec<(&str, u64)> = match procedure {
         "optimize" => {
-            let threshold = crate::table::optimize::parse_size(&arg("file_size_threshold", "128MB")?)?;
+            let optimize_args = ["file_size_threshold", "strategy", "sort_order", "where"];
+            if let Some((other, _)) = args.iter().find(|(n, _)| !optimize_args.contains(&n.as_str())) {
+                return Err(Error::Invalid(format!(
+                    "optimize has no argument {other:?} (it takes {})",
+                    optimize_args.join(", ")
+                )));
+            }
+            let given = |name: &str| args.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+            let threshold = crate::table::optimize::parse_size(given("file_size_threshold").unwrap_or("128MB"))?;
+            let strategy = optimize_strategy(given("strategy"), given("sort_order"))?;
+            let condition = match (condition, given("where")) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::Invalid(
+                        "optimize takes its condition once: either WHERE … or where => '…'".into(),
+                    ));
+                }
+                (c, w) => c.or(w),
+            };
             let filters = match condition {
                 Some(c) => vec![condition_expr(ctx, table, c).await?],
                 None => Vec::new(),
@@ -925,6 +1007,7 @@ async fn execute_procedure(
                 state: ctx.state(),
                 threshold,
                 filters,
+                strategy,
             };
             vec![("rewritten_data_files", crate::table::retry::run(&statement).await?)]
         }

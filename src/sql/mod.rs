@@ -7,6 +7,7 @@ pub mod dml_as_merge;
 pub mod execute;
 pub mod insert_errors;
 pub mod literals;
+pub mod sort_list;
 pub mod statement;
 pub mod table_changes;
 pub mod tblproperties;

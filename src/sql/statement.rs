@@ -8,6 +8,7 @@
 //! | `EXPLAIN FILES [ANALYZE] SELECT …` (files selected or opened / total per scan) | hidden-partitions |
 //! | `ALTER TABLE t ADD / DROP / REPLACE PARTITION FIELD …`, `ALTER TABLE t ADD COLUMN c type` | hidden-partitions |
 //! | `ALTER TABLE t CREATE TAG name`, `ALTER TABLE t DROP TAG [IF EXISTS] name` | hidden-partitions |
+//! | `ALTER TABLE t WRITE [LOCALLY] ORDERED BY (…)`, `ALTER TABLE t WRITE UNORDERED`, `CREATE TABLE … ORDERED BY (…)` | hidden-partitions |
 //! | `ALTER TABLE t SET TBLPROPERTIES (…)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] (…)` | hidden-partitions |
 //! | `ALTER TABLE t EXECUTE optimize / expire_snapshots / remove_orphan_files …` | hidden-partitions |
 //! | `DROP TABLE [IF EXISTS] t [PURGE]` on a warehouse table (see `catalog::ddl`) | hidden-partitions |
@@ -70,6 +71,11 @@ pub enum Statement {
         create: bool,
         if_exists: bool,
     },
+    /// `ALTER TABLE t WRITE [LOCALLY] ORDERED BY …` (`fields`), `WRITE UNORDERED` (none).
+    WriteOrder {
+        table: String,
+        fields: Vec<crate::table::sort_order::SortFieldDef>,
+    },
     /// `ALTER TABLE t SET TBLPROPERTIES ('k' = 'v', …)`.
     SetProperties {
         table: String,
@@ -127,8 +133,20 @@ pub struct CreateTable {
     /// The statement without `PARTITIONED BY`, `LOCATION` and `TBLPROPERTIES`.
     pub sql: String,
     pub partitioned_by: Vec<PartitionItem>,
+    /// `ORDERED BY (…)`: the table's write order from the start.
+    pub ordered_by: Vec<crate::table::sort_order::SortFieldDef>,
     pub location: Option<String>,
     pub properties: std::collections::BTreeMap<String, String>,
+}
+
+impl CreateTable {
+    /// Whether none of our clauses was given (DataFusion may run it as it is).
+    pub fn is_plain(&self) -> bool {
+        self.partitioned_by.is_empty()
+            && self.ordered_by.is_empty()
+            && self.location.is_none()
+            && self.properties.is_empty()
+    }
 }
 
 /// The statements of `sql` in order, each parsed on its own (as psql and
@@ -320,6 +338,7 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
     let mut cut: Vec<(usize, usize)> = Vec::new();
     let mut partitioned_by = Vec::new();
     let mut partitioned = false;
+    let mut ordered_by = Vec::new();
     let mut location = None;
     let mut properties = std::collections::BTreeMap::new();
     let mut with_properties = std::collections::BTreeMap::new();
@@ -353,6 +372,39 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
                     continue;
                 }
                 let next_keyword = significant.get(k + 1).map(|&j| keyword(&tokens[j].token));
+                let word_at = |n: usize, word: &str| {
+                    significant.get(n).is_some_and(|&j| matches!(&tokens[j].token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(word)))
+                };
+                let ordered_at = if word_at(k, "ordered") && word_at(k + 1, "by") {
+                    Some(k)
+                } else if w.keyword == Keyword::WRITE && word_at(k + 1, "ordered") && word_at(k + 2, "by") {
+                    Some(k + 1)
+                } else {
+                    None
+                };
+                if let Some(at) = ordered_at {
+                    if !ordered_by.is_empty() {
+                        return Err(syntax("ORDERED BY is given twice; give one list of sort terms"));
+                    }
+                    let open = *significant
+                        .get(at + 2)
+                        .ok_or_else(|| syntax("ORDERED BY needs a list in parentheses"))?;
+                    if tokens[open].token != Token::LParen {
+                        return Err(syntax(
+                            "CREATE TABLE … ORDERED BY needs a list in parentheses: ORDERED BY (a, b DESC)",
+                        ));
+                    }
+                    let close = matching_paren(tokens, open)?;
+                    let toks: Vec<&Token> = tokens[open..=close]
+                        .iter()
+                        .map(|t| &t.token)
+                        .filter(|t| !is_trivia(t))
+                        .collect();
+                    ordered_by = super::sort_list::parse_sort_list(&toks)?;
+                    cut.push((offsets.byte(tokens[i].span.start), offsets.byte(tokens[close].span.end)));
+                    k = after_token(&significant, close);
+                    continue;
+                }
                 if w.keyword == Keyword::PARTITION && next_keyword == Some(Some(Keyword::BY)) {
                     return Err(syntax(
                         "CREATE TABLE takes PARTITIONED BY (…), not PARTITION BY: did you mean PARTITIONED BY?",
@@ -460,6 +512,7 @@ fn classify(sql: &str, tokens: &[TokenWithSpan], offsets: &LineOffsets) -> Resul
     Ok(Statement::CreateTable(CreateTable {
         sql: stripped,
         partitioned_by,
+        ordered_by,
         location,
         properties,
     }))
@@ -580,6 +633,9 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
     if !name.is_empty() && action == Some(Keyword::EXECUTE) {
         return execute_procedure(name, tokens, significant, k + 1).map(Some);
     }
+    if !name.is_empty() && action == Some(Keyword::WRITE) {
+        return write_order(name, &toks[k + 1..]).map(Some);
+    }
     if !name.is_empty() && matches!(action, Some(Keyword::CREATE | Keyword::DROP)) && is_word(toks.get(k + 1), "tag") {
         let create = action == Some(Keyword::CREATE);
         let if_exists = !create
@@ -627,6 +683,42 @@ fn alter_partition(tokens: &[TokenWithSpan], significant: &[usize]) -> Result<Op
         _ => return Ok(None),
     };
     Ok(Some(Statement::AlterPartition { table: name, change }))
+}
+
+/// What follows `ALTER TABLE t WRITE` (Spark-Iceberg's write order):
+/// `[LOCALLY] ORDERED BY …`, `DISTRIBUTED BY PARTITION [LOCALLY] ORDERED BY …`
+/// (files are always written per partition) or `UNORDERED`.
+fn write_order(table: String, toks: &[&Token]) -> Result<Statement> {
+    let usage = "expected ALTER TABLE t WRITE [LOCALLY] ORDERED BY (col [ASC|DESC] [NULLS FIRST|LAST], …), or ALTER TABLE t WRITE UNORDERED";
+    let is = |t: Option<&&Token>, word: &str| matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word));
+    let mut k = 0;
+    if is(toks.first(), "unordered") && toks.len() == 1 {
+        return Ok(Statement::WriteOrder {
+            table,
+            fields: Vec::new(),
+        });
+    }
+    if is(toks.get(k), "distributed") {
+        if !(is(toks.get(k + 1), "by") && is(toks.get(k + 2), "partition")) {
+            return Err(syntax(
+                "WRITE DISTRIBUTED BY takes PARTITION only (rows are always written per partition)",
+            ));
+        }
+        k += 3;
+        if k == toks.len() {
+            return Err(syntax(
+                "WRITE DISTRIBUTED BY PARTITION changes nothing here (rows are always written per partition); add LOCALLY ORDERED BY … to order them",
+            ));
+        }
+    }
+    if is(toks.get(k), "locally") {
+        k += 1;
+    }
+    if !(is(toks.get(k), "ordered") && is(toks.get(k + 1), "by")) {
+        return Err(syntax(usage));
+    }
+    let fields = super::sort_list::parse_sort_list(&toks[k + 2..])?;
+    Ok(Statement::WriteOrder { table, fields })
 }
 
 /// `ALTER TABLE t EXECUTE procedure [(name => 'value', …)] [WHERE condition]`,

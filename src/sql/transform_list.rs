@@ -156,7 +156,7 @@ fn ident(w: &datafusion::sql::sqlparser::tokenizer::Word) -> String {
     }
 }
 
-fn split_top_level<'a>(toks: &[&'a Token]) -> Vec<Vec<&'a Token>> {
+pub(crate) fn split_top_level<'a>(toks: &[&'a Token]) -> Vec<Vec<&'a Token>> {
     let mut out = vec![Vec::new()];
     let mut depth = 0;
     for t in toks {

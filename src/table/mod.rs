@@ -7,6 +7,7 @@
 
 pub mod change;
 pub mod changes;
+pub mod clustering;
 pub mod creation;
 pub mod delete;
 pub mod encodings;
@@ -24,6 +25,7 @@ pub mod purge;
 pub mod retry;
 pub mod rewrite;
 pub mod show_create;
+pub mod sort_order;
 pub mod source;
 pub mod tags;
 pub mod time_travel;
@@ -146,12 +148,7 @@ impl Table {
                 return crate::invalid!(
                     "partition column {:?} is not a column of the table (columns: {})",
                     def.source,
-                    schema
-                        .fields
-                        .iter()
-                        .map(|f| f.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    schema.column_names()
                 );
             };
             fields.push(PartitionField {

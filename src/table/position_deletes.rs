@@ -380,6 +380,7 @@ pub async fn write_deletion_vectors(
             column_stats: Vec::new(),
             pending: Some(Hold::new(pending.clone())),
             first_row_id: None,
+            sort_order_id: None,
             referenced_data_file: Some(stored_data),
             blob: Some(BlobRange {
                 offset: blob.offset as i64,
@@ -467,6 +468,7 @@ pub async fn write_position_deletes(
         column_stats: Vec::new(),
         pending: Some(Hold::new(pending.clone())),
         first_row_id: None,
+        sort_order_id: None,
         referenced_data_file: Some(stored_data),
         blob: None,
     })

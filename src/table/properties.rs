@@ -15,6 +15,7 @@
 //! | key | values |
 //! |-----|--------|
 //! | `write.delete.mode`, `write.update.mode`, `write.merge.mode` | `copy-on-write` (the default) or `merge-on-read`: DELETE, UPDATE, MERGE write position delete files (deletion vectors on format version 3 tables) and the new rows instead of rewriting data files |
+//! | `write.target-file-size-bytes` | a positive number of bytes (default 536870912, 512 MiB): writers cut data files at this size, `optimize(strategy => 'sort')` writes files of it |
 //! | `format-version` | `2` or `3`: not stored; `3` upgrades the table (row lineage starts), never down |
 
 use std::collections::BTreeMap;
@@ -63,6 +64,9 @@ impl Table {
 pub fn check_property(key: &str, value: &str) -> Result<()> {
     if key.is_empty() {
         return invalid!("a table property needs a name");
+    }
+    if key == crate::table::writer::TARGET_FILE_SIZE_PROPERTY {
+        return crate::table::writer::parse_target_size(value).map(|_| ());
     }
     if ROW_LEVEL_MODES.contains(&key) {
         return match value {

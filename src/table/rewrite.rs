@@ -65,13 +65,27 @@ pub fn count_last_flag() -> Post {
 }
 
 /// Read `files` of `table`, shape the plan, pass each batch through `post`,
-/// and write the resulting rows (the table's columns) as new files.
+/// and write the resulting rows (the table's columns) as new files, laid
+/// out as the table's properties and sort order say.
 pub async fn rewrite(
     state: &SessionState,
     table: &dyn SnapshotSource,
     files: HashSet<Path>,
     shape: impl FnOnce(LogicalPlanBuilder) -> datafusion::error::Result<LogicalPlanBuilder>,
+    post: Post,
+) -> Result<Rewritten> {
+    let layout = crate::table::writer::FileLayout::of(table.metadata())?;
+    rewrite_with_layout(state, table, files, shape, post, layout).await
+}
+
+/// [`rewrite`], with files laid out as `layout` says.
+pub async fn rewrite_with_layout(
+    state: &SessionState,
+    table: &dyn SnapshotSource,
+    files: HashSet<Path>,
+    shape: impl FnOnce(LogicalPlanBuilder) -> datafusion::error::Result<LogicalPlanBuilder>,
     mut post: Post,
+    layout: crate::table::writer::FileLayout,
 ) -> Result<Rewritten> {
     let restricted = table.restricted_to(files);
     let scan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(restricted), None)?;
@@ -88,7 +102,8 @@ pub async fn rewrite(
     });
     let stream = Box::pin(RecordBatchStreamAdapter::new(table.arrow_schema(), mapped));
     let spec = table.metadata().current_spec()?.clone();
-    let options = crate::table::writer::write_options(&task);
+    let mut options = crate::table::writer::write_options(&task);
+    options.layout = layout;
     let (files, rows) = write_stream(&table.table().location, &spec, stream, options).await?;
     Ok(Rewritten {
         files,

@@ -10,6 +10,7 @@
 //! | partition field `day(ts)` named `ts_day` (the default name) | `day(ts)` |
 //! | partition field `bucket[16](id)` named `b` | `bucket(16, id) AS b` |
 //! | a table registered with `LOCATION` | `LOCATION 's3://…'` |
+//! | the default sort order `a ASC NULLS FIRST` | `ORDERED BY (a ASC NULLS FIRST)` |
 //! | table properties | `TBLPROPERTIES ('k' = 'v', …)` |
 //! | table `t` of schema `s` (a namespace of the warehouse) | `CREATE TABLE s.t …` |
 //!
@@ -18,10 +19,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::spec::{NestedField, PartitionField, PartitionSpec, PrimitiveType, TableSpec, Type};
+use crate::spec::sort_order::{NullOrder, SortDirection, SortOrder};
+use crate::spec::{NestedField, PartitionField, PartitionSpec, PrimitiveType, Schema, TableSpec, Type};
 use crate::transform::Transform;
 
-/// `CREATE TABLE [schema.]name (…) [PARTITIONED BY (…)] [LOCATION '…']
+/// `CREATE TABLE [schema.]name (…) [PARTITIONED BY (…)] [ORDERED BY (…)] [LOCATION '…']
 /// [TBLPROPERTIES (…)]`; `schema` is the namespace the table is in, if not
 /// the warehouse's own.
 pub fn create_statement(
@@ -30,6 +32,7 @@ pub fn create_statement(
     spec: &TableSpec,
     location: Option<&str>,
     properties: &BTreeMap<String, String>,
+    order: Option<&SortOrder>,
 ) -> String {
     let columns: Vec<String> = spec.schema.fields.iter().map(column).collect();
     let qualified = match schema {
@@ -40,6 +43,9 @@ pub fn create_statement(
     let fields = partition_fields(&spec.partition_spec, spec);
     if !fields.is_empty() {
         sql.push_str(&format!("\nPARTITIONED BY ({})", fields.join(", ")));
+    }
+    if let Some(order) = order.filter(|o| !o.is_unsorted()) {
+        sql.push_str(&format!("\nORDERED BY ({})", sort_order_sql(order, &spec.schema)));
     }
     if let Some(location) = location {
         sql.push_str(&format!("\nLOCATION '{}'", location.replace('\'', "''")));
@@ -73,8 +79,13 @@ fn partition_fields(partition: &PartitionSpec, spec: &TableSpec) -> Vec<String> 
 /// A partition field's transform of `source` as SQL writes it:
 /// `region`, `bucket(8, id)`, `day(ts)`.
 pub fn partition_call(f: &PartitionField, source: &str) -> String {
+    transform_call(&f.transform, source)
+}
+
+/// `transform` of the column `source` as SQL writes it.
+pub fn transform_call(transform: &Transform, source: &str) -> String {
     let column = ident(source);
-    match &f.transform {
+    match transform {
         Transform::Identity => column,
         Transform::Bucket(n) => format!("bucket({n}, {column})"),
         Transform::Truncate(w) => format!("truncate({w}, {column})"),
@@ -90,6 +101,30 @@ pub fn partition_field(f: &PartitionField, source: &str) -> String {
     } else {
         format!("{call} AS {}", ident(&f.name))
     }
+}
+
+/// A sort order as SQL: `a ASC NULLS FIRST, bucket(16, id) DESC NULLS LAST`.
+pub fn sort_order_sql(order: &SortOrder, schema: &Schema) -> String {
+    order
+        .fields
+        .iter()
+        .map(|f| {
+            let source = schema
+                .field_by_id(f.source_id)
+                .map(|c| c.name.clone())
+                .unwrap_or_else(|| format!("<column {}>", f.source_id));
+            let direction = match f.direction {
+                SortDirection::Asc => "ASC",
+                SortDirection::Desc => "DESC",
+            };
+            let nulls = match f.null_order {
+                NullOrder::First => "NULLS FIRST",
+                NullOrder::Last => "NULLS LAST",
+            };
+            format!("{} {direction} {nulls}", transform_call(&f.transform, &source))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn column(f: &NestedField) -> String {

@@ -34,14 +34,15 @@ use crate::error::{Error, Result};
 use crate::invalid;
 use crate::manifest::stats::StatsCollector;
 use crate::manifest::{ColumnStats, DataFile};
-use crate::spec::TableSpec;
+use crate::spec::{TableMetadata, TableSpec};
 use crate::store::TableLocation;
 use crate::store::pending::Pending;
+use crate::table::sort_order::{RowOrder, write_order};
 use crate::transform::Transform;
 use crate::values;
 
 /// A partition's buffered rows are written as a file once they reach this size.
-pub const TARGET_FILE_SIZE: usize = 128 * 1024 * 1024;
+pub const PARTITION_BUFFER_SIZE: usize = 128 * 1024 * 1024;
 
 pub use crate::config::DEFAULT_WRITE_BUFFER;
 
@@ -58,6 +59,63 @@ pub struct WriteOptions {
     pub memory_pool: Arc<dyn MemoryPool>,
     /// Files encoded and uploaded at once.
     pub parallelism: usize,
+    /// The order of each file's rows and the size files are cut at.
+    pub layout: FileLayout,
+}
+
+/// The default of `write.target-file-size-bytes`: 512 MiB, as Iceberg's.
+pub const DEFAULT_TARGET_FILE_SIZE: u64 = 512 * 1024 * 1024;
+
+/// The table property that sets the size data files are cut at.
+pub const TARGET_FILE_SIZE_PROPERTY: &str = "write.target-file-size-bytes";
+
+/// How a table's writers lay rows out in files: each file's rows in the
+/// table's sort order (and that order's id on the file), files cut once
+/// their encoded size reaches the target.
+#[derive(Debug, Clone)]
+pub struct FileLayout {
+    /// The order each file's rows are put in (`None`: as they come).
+    pub order: Option<Arc<RowOrder>>,
+    /// The sort order id recorded on each file: the rows are in that order.
+    pub sort_order_id: Option<i32>,
+    pub target_file_size: u64,
+}
+
+impl Default for FileLayout {
+    fn default() -> Self {
+        Self {
+            order: None,
+            sort_order_id: None,
+            target_file_size: DEFAULT_TARGET_FILE_SIZE,
+        }
+    }
+}
+
+impl FileLayout {
+    /// The layout `md`'s properties and default sort order ask for.
+    pub fn of(md: &TableMetadata) -> Result<Self> {
+        let target_file_size = match md.properties.get(TARGET_FILE_SIZE_PROPERTY) {
+            Some(v) => parse_target_size(v)?,
+            None => DEFAULT_TARGET_FILE_SIZE,
+        };
+        let (order, sort_order_id) = match write_order(md)? {
+            Some((order, id)) => (Some(order), Some(id)),
+            None => (None, None),
+        };
+        Ok(Self {
+            order,
+            sort_order_id,
+            target_file_size,
+        })
+    }
+}
+
+/// A `write.target-file-size-bytes` value: a positive number of bytes.
+pub fn parse_target_size(value: &str) -> Result<u64> {
+    match value.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => invalid!("table property {TARGET_FILE_SIZE_PROPERTY} is a positive number of bytes, not {value:?}"),
+    }
 }
 
 impl Default for WriteOptions {
@@ -66,6 +124,7 @@ impl Default for WriteOptions {
             buffer_limit: DEFAULT_WRITE_BUFFER,
             memory_pool: Arc::new(UnboundedMemoryPool::default()),
             parallelism: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            layout: FileLayout::default(),
         }
     }
 }
@@ -123,7 +182,7 @@ pub struct PartitionedWriter {
     reservation: MemoryReservation,
     options: WriteOptions,
     props: WriterProperties,
-    in_flight: JoinSet<Result<(DataFile, usize)>>,
+    in_flight: JoinSet<Result<(Vec<DataFile>, usize)>>,
     written: Vec<DataFile>,
     /// Registered before the first file is written; every file carries it.
     pending: Pending,
@@ -333,7 +392,7 @@ impl PartitionedWriter {
             buffer.bytes = merged_bytes;
             buffer.batches = vec![merged];
         }
-        if buffer.bytes >= TARGET_FILE_SIZE {
+        if buffer.bytes >= PARTITION_BUFFER_SIZE {
             self.flush(key).await?;
         }
         self.make_room().await
@@ -380,14 +439,19 @@ impl PartitionedWriter {
             .collect();
         let spec_id = self.spec.spec_id;
         let pending = self.pending.clone();
+        let layout = self.options.layout.clone();
         self.in_flight.spawn(async move {
             let bytes = buffer.bytes;
             let key = Arc::clone(&buffer.key);
-            let encoded = tokio::task::spawn_blocking(move || encode(buffer.batches, schema, props, &fields))
+            let sort_order_id = layout.sort_order_id;
+            let encoded = tokio::task::spawn_blocking(move || encode(buffer.batches, schema, props, &fields, &layout))
                 .await
                 .map_err(|e| Error::Invalid(format!("writing a data file failed: {e}")))??;
-            let file = upload(&location, spec_id, encoded, &key, pending).await?;
-            Ok((file, bytes))
+            let mut files = Vec::with_capacity(encoded.len());
+            for file in encoded {
+                files.push(upload(&location, spec_id, file, &key, pending.clone(), sort_order_id).await?);
+            }
+            Ok((files, bytes))
         });
         Ok(())
     }
@@ -396,12 +460,14 @@ impl PartitionedWriter {
         let Some(done) = self.in_flight.join_next().await else {
             return Ok(());
         };
-        let (file, bytes) = done.map_err(|e| Error::Invalid(format!("writing a data file failed: {e}")))??;
+        let (files, bytes) = done.map_err(|e| Error::Invalid(format!("writing a data file failed: {e}")))??;
         self.held = self.held.saturating_sub(bytes);
         self.reservation.shrink(bytes.min(self.reservation.size()));
-        progress().files.fetch_add(1, Ordering::Relaxed);
-        progress().bytes.fetch_add(file.file_size, Ordering::Relaxed);
-        self.written.push(file);
+        for file in files {
+            progress().files.fetch_add(1, Ordering::Relaxed);
+            progress().bytes.fetch_add(file.file_size, Ordering::Relaxed);
+            self.written.push(file);
+        }
         Ok(())
     }
 
@@ -427,8 +493,8 @@ impl PartitionedWriter {
     pub async fn abort(&mut self) {
         self.buffers.clear();
         while let Some(done) = self.in_flight.join_next().await {
-            if let Ok(Ok((file, _))) = done {
-                self.written.push(file);
+            if let Ok(Ok((files, _))) = done {
+                self.written.extend(files);
             }
         }
     }
@@ -441,26 +507,67 @@ struct Encoded {
     stats: Vec<ColumnStats>,
 }
 
+/// Rows a file is written in at a time, so that it is cut close to the
+/// target size.
+const ENCODE_CHUNK_ROWS: usize = 1024;
+
+/// Encode one partition's rows as files: sorted by the layout's order, cut
+/// when a file's encoded size reaches the layout's target.
 fn encode(
     batches: Vec<RecordBatch>,
     schema: SchemaRef,
     props: WriterProperties,
     fields: &[(i32, DataType)],
-) -> Result<Encoded> {
-    let mut stats = fields
-        .iter()
-        .map(|(id, dt)| StatsCollector::new(*id, dt))
-        .collect::<Result<Vec<_>>>()?;
-    let props = crate::table::encodings::for_file(props, &schema, &batches);
-    let mut writer = ArrowWriter::try_new(Vec::new(), schema, Some(props))?;
-    let mut rows = 0u64;
-    for batch in &batches {
-        writer.write(batch)?;
-        for (collector, col) in stats.iter_mut().zip(batch.columns()) {
-            collector.update(col)?;
+    layout: &FileLayout,
+) -> Result<Vec<Encoded>> {
+    let batches = match &layout.order {
+        Some(order) => {
+            let all = concat_batches(&schema, &batches)?;
+            drop(batches);
+            vec![order.sort(&all)?]
         }
-        rows += batch.num_rows() as u64;
+        None => batches,
+    };
+    let props = crate::table::encodings::for_file(props, &schema, &batches);
+    let mut files = Vec::new();
+    let mut current: Option<(ArrowWriter<Vec<u8>>, Vec<StatsCollector>, u64)> = None;
+    for batch in &batches {
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            let len = ENCODE_CHUNK_ROWS.min(batch.num_rows() - offset);
+            let chunk = batch.slice(offset, len);
+            offset += len;
+            if current.is_none() {
+                let stats = fields
+                    .iter()
+                    .map(|(id, dt)| StatsCollector::new(*id, dt))
+                    .collect::<Result<Vec<_>>>()?;
+                let writer = ArrowWriter::try_new(Vec::new(), Arc::clone(&schema), Some(props.clone()))?;
+                current = Some((writer, stats, 0));
+            }
+            let Some((writer, stats, rows)) = current.as_mut() else {
+                unreachable!("a writer was just opened")
+            };
+            writer.write(&chunk)?;
+            for (collector, col) in stats.iter_mut().zip(chunk.columns()) {
+                collector.update(col)?;
+            }
+            *rows += len as u64;
+            let size = writer.bytes_written() + writer.in_progress_size();
+            if size as u64 >= layout.target_file_size
+                && let Some(done) = current.take()
+            {
+                files.push(finish_file(done)?);
+            }
+        }
     }
+    if let Some(done) = current.take() {
+        files.push(finish_file(done)?);
+    }
+    Ok(files)
+}
+
+fn finish_file((writer, stats, rows): (ArrowWriter<Vec<u8>>, Vec<StatsCollector>, u64)) -> Result<Encoded> {
     Ok(Encoded {
         bytes: writer.into_inner()?,
         rows,
@@ -512,6 +619,7 @@ async fn upload(
     file: Encoded,
     key: &PartitionKey,
     pending: Pending,
+    sort_order_id: Option<i32>,
 ) -> Result<DataFile> {
     // `<table prefix>-<uuid>.parquet`: a fresh name no other writer uses.
     let name = format!("{}.parquet", location.fresh_name());
@@ -535,6 +643,7 @@ async fn upload(
         column_stats: file.stats,
         pending: Some(crate::spec::data_file::Hold::new(pending)),
         first_row_id: None,
+        sort_order_id,
         referenced_data_file: None,
         blob: None,
     })
@@ -582,5 +691,6 @@ pub fn write_options(task: &datafusion::execution::TaskContext) -> WriteOptions 
         buffer_limit: ours.write_buffer_size,
         memory_pool: task.memory_pool().clone(),
         parallelism: config.target_partitions(),
+        layout: FileLayout::default(),
     }
 }

@@ -31,6 +31,8 @@ compare as JSON with our side.
                                                    table OTHER, a position past the end, an unknown equality column),
                                                    each refused; then equality deletes by id and by a NULL name
     rest_catalog.py partition-equality URI TABLE   an equality delete of id = 1 in partition region = 'a'
+    rest_catalog.py sort-order URI TABLE           create_table with a sort order (id DESC NULLS LAST), then
+                                                   update_sort_order to name ASC; prints what pyiceberg sees
     rest_catalog.py client-dv URI TABLE            deletion vectors through make_iceberg.py's v3 writers: one, one
                                                    replacing it, then a second live one (refused)
 
@@ -492,6 +494,37 @@ def errors(uri: str) -> dict:
     return out
 
 
+def sort_order(uri: str, name: str) -> dict:
+    from pyiceberg.schema import Schema
+    from pyiceberg.table.sorting import NullOrder, SortDirection, SortField, SortOrder
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    cat = catalog(uri)
+    namespace = name.split(".")[0]
+    if (namespace,) not in cat.list_namespaces():
+        cat.create_namespace(namespace)
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "name", StringType(), required=False),
+    )
+    order = SortOrder(
+        SortField(
+            source_id=1, transform=IdentityTransform(), direction=SortDirection.DESC, null_order=NullOrder.NULLS_LAST
+        )
+    )
+    table = cat.create_table(name, schema=schema, sort_order=order)
+
+    def seen(t):
+        o = t.sort_order()
+        return [o.order_id, [[f.source_id, str(f.transform), f.direction.value, f.null_order.value] for f in o.fields]]
+
+    created = seen(cat.load_table(name))
+    with table.update_sort_order() as update:
+        update.asc("name", IdentityTransform())
+    return {"created": created, "updated": seen(cat.load_table(name))}
+
+
 def main() -> int:
     args = sys.argv[1:]
     if not args:
@@ -516,6 +549,8 @@ def main() -> int:
         result = stale(uri, args[2], args[3])
     elif action == "errors":
         result = errors(uri)
+    elif action == "sort-order":
+        result = sort_order(uri, args[2])
     elif action == "staged":
         result = staged(uri, args[2])
     elif action == "duckdb-ctas":

@@ -78,6 +78,8 @@ async fn open_version(name: &str, location: TableLocation, version: Option<u64>)
         location: None,
         metadata_log: Vec::new(),
         next_row_id: None,
+        sort_orders: Vec::new(),
+        default_sort_order_id: None,
         table_uuid: log.table_id.clone(),
         last_updated_ms: log.timestamp_ms,
         last_sequence_number: version,

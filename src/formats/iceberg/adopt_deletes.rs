@@ -205,6 +205,7 @@ pub(super) async fn client_deletes<'a>(
                 column_stats: Vec::new(),
                 pending: None,
                 first_row_id: None,
+                sort_order_id: None,
                 referenced_data_file: Some(named),
                 blob,
             },

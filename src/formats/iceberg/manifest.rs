@@ -842,6 +842,7 @@ mod tests {
                     column_stats,
                     pending: None,
                     first_row_id: None,
+                    sort_order_id: None,
                     referenced_data_file: None,
                     blob: None,
                 }

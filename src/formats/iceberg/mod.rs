@@ -317,7 +317,7 @@ fn our_metadata(
             )
         })
         .collect();
-    Ok(TableMetadata {
+    let mut converted = TableMetadata {
         format_version: crate::spec::metadata::FORMAT_VERSION,
         // Read-only here: never written, never cleaned by us.
         file_prefix: None,
@@ -326,6 +326,8 @@ fn our_metadata(
         location: None,
         metadata_log: Vec::new(),
         next_row_id: None,
+        sort_orders: md.sort_orders.clone(),
+        default_sort_order_id: md.default_sort_order_id,
         table_uuid: md.table_uuid.clone(),
         last_updated_ms: md.last_updated_ms,
         last_sequence_number: md.snapshots.iter().map(|s| s.sequence_number).max().unwrap_or(0),
@@ -341,7 +343,16 @@ fn our_metadata(
         snapshots,
         properties: md.properties.clone(),
         refs,
-    })
+    };
+    // An order over columns this schema lacks is not followed.
+    let followable = match (converted.sort_order(), converted.current_spec()) {
+        (Some(order), Ok(spec)) => order.check(&spec.schema).is_ok(),
+        _ => true,
+    };
+    if !followable {
+        converted.default_sort_order_id = None;
+    }
+    Ok(converted)
 }
 
 #[derive(Debug)]

@@ -214,6 +214,7 @@ pub fn batch_old(
                 column_stats,
                 pending: None,
                 first_row_id: None,
+                sort_order_id: None,
                 referenced_data_file: None,
                 blob: None,
             },

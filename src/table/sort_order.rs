@@ -1,0 +1,235 @@
+//! The table's write order: `ALTER TABLE t WRITE ORDERED BY (…)` /
+//! `WRITE UNORDERED` as metadata-only commits, and the order the writers
+//! put each file's rows in.
+//!
+//! | statement                                                   | default sort order                        |
+//! |-------------------------------------------------------------|-------------------------------------------|
+//! | `ALTER TABLE t WRITE ORDERED BY (a, b DESC)`                | `a ASC NULLS FIRST, b DESC NULLS LAST`     |
+//! | `ALTER TABLE t WRITE ORDERED BY bucket(16, id) NULLS LAST`  | `bucket[16](id) ASC NULLS LAST`            |
+//! | `ALTER TABLE t WRITE LOCALLY ORDERED BY a`                  | `a ASC NULLS FIRST` (files are always sorted one by one) |
+//! | `ALTER TABLE t WRITE UNORDERED`                             | the unsorted order 0                      |
+//! | `CREATE TABLE t (…) ORDERED BY (a)`                         | `a ASC NULLS FIRST` from the start        |
+//!
+//! Nulls go first in ascending and last in descending order unless the
+//! statement says otherwise (Spark's and Iceberg's default).
+//!
+//! A file's rows are put in order by the Arrow row format of the order's
+//! values ([`RowOrder`]): one byte string per row that compares as the
+//! order does, transforms applied (`bucket(16, id)` sorts by the bucket).
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{SortOptions, take_record_batch};
+use datafusion::arrow::row::{RowConverter, Rows, SortField as RowSortField};
+
+use crate::error::Result;
+use crate::invalid;
+use crate::spec::sort_order::{NullOrder, SortDirection, SortField, SortOrder, add_order};
+use crate::spec::{Schema, TableMetadata};
+use crate::store::Versioned;
+use crate::table::Table;
+use crate::transform::Transform;
+
+/// One term of `ORDERED BY` as the user writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SortFieldDef {
+    pub source: String,
+    pub transform: Transform,
+    pub descending: bool,
+    /// `None`: first when ascending, last when descending.
+    pub nulls_first: Option<bool>,
+}
+
+impl Table {
+    /// `ALTER TABLE t WRITE ORDERED BY (…)`, or `WRITE UNORDERED` for an
+    /// empty list: a metadata-only commit.
+    pub async fn write_ordered_by(&self, fields: &[SortFieldDef]) -> Result<Versioned> {
+        self.commit(|md| with_sort_order(md, fields)).await
+    }
+}
+
+/// `md` whose default sort order is `fields` (unsorted when empty).
+pub fn with_sort_order(md: &TableMetadata, fields: &[SortFieldDef]) -> Result<TableMetadata> {
+    if fields.is_empty() && md.sort_order().is_none() {
+        return Ok(md.clone());
+    }
+    let schema = &md.current_spec()?.schema;
+    let fields = fields
+        .iter()
+        .map(|def| sort_field(schema, def))
+        .collect::<Result<Vec<_>>>()?;
+    let mut next = md.clone();
+    let id = add_order(&mut next.sort_orders, fields);
+    if let Some(order) = next.sort_orders.iter().find(|o| o.order_id == id) {
+        order.check(schema)?;
+    }
+    next.default_sort_order_id = Some(id);
+    Ok(next)
+}
+
+fn sort_field(schema: &Schema, def: &SortFieldDef) -> Result<SortField> {
+    let Some(column) = schema.field_by_name(&def.source) else {
+        return invalid!(
+            "ORDERED BY: {:?} is not a column of the table (columns: {})",
+            def.source,
+            schema.column_names()
+        );
+    };
+    if def.transform == Transform::Void {
+        return invalid!("ORDERED BY: void({}) orders nothing; leave it out", def.source);
+    }
+    Ok(SortField {
+        transform: def.transform,
+        source_id: column.id,
+        direction: if def.descending {
+            SortDirection::Desc
+        } else {
+            SortDirection::Asc
+        },
+        null_order: match def.nulls_first.unwrap_or(!def.descending) {
+            true => NullOrder::First,
+            false => NullOrder::Last,
+        },
+    })
+}
+
+/// One key of a row order: a column of the rows, a transform of it, the
+/// direction and null order.
+#[derive(Debug, Clone)]
+pub struct OrderKey {
+    pub column: usize,
+    pub transform: Transform,
+    pub options: SortOptions,
+}
+
+/// Puts rows in an order of keys (see the module docs).
+#[derive(Debug)]
+pub struct RowOrder {
+    keys: Vec<OrderKey>,
+    converter: RowConverter,
+}
+
+impl RowOrder {
+    /// The order of `order`'s fields over rows of `schema` (by position);
+    /// `None` when `order` is unsorted.
+    pub fn of(order: &SortOrder, schema: &Schema) -> Result<Option<Self>> {
+        if order.is_unsorted() {
+            return Ok(None);
+        }
+        order.check(schema)?;
+        let mut keys = Vec::new();
+        for f in &order.fields {
+            let Some(column) = schema.index_of_id(f.source_id) else {
+                return invalid!(
+                    "sort order {}: column id {} is not in the schema",
+                    order.order_id,
+                    f.source_id
+                );
+            };
+            keys.push(OrderKey {
+                column,
+                transform: f.transform,
+                options: SortOptions {
+                    descending: f.direction == SortDirection::Desc,
+                    nulls_first: f.null_order == NullOrder::First,
+                },
+            });
+        }
+        Self::new(schema, keys).map(Some)
+    }
+
+    /// An order of `keys` over rows of `schema`.
+    pub fn new(schema: &Schema, keys: Vec<OrderKey>) -> Result<Self> {
+        let fields = keys
+            .iter()
+            .map(|k| {
+                let source = schema.fields[k.column].field_type.to_arrow();
+                Ok(RowSortField::new_with_options(
+                    k.transform.result_type(&source)?,
+                    k.options,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            keys,
+            converter: RowConverter::new(fields)?,
+        })
+    }
+
+    /// Each row's key: byte strings that compare as the order does.
+    pub fn keys(&self, batch: &RecordBatch) -> Result<Rows> {
+        let columns = self
+            .keys
+            .iter()
+            .map(|k| k.transform.apply(batch.column(k.column)).map_err(Into::into))
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        Ok(self.converter.convert_columns(&columns)?)
+    }
+
+    /// `batch` with its rows in this order (equal keys keep their order).
+    pub fn sort(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let rows = self.keys(batch)?;
+        let mut indices: Vec<u32> = (0..batch.num_rows() as u32).collect();
+        indices.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+        Ok(take_record_batch(batch, &UInt32Array::from(indices))?)
+    }
+}
+
+/// The row order writers of `md` follow and the id they record on each
+/// file: the default sort order over the current schema, if any.
+pub fn write_order(md: &TableMetadata) -> Result<Option<(Arc<RowOrder>, i32)>> {
+    let Some(order) = md.sort_order() else {
+        return Ok(None);
+    };
+    let schema = &md.current_spec()?.schema;
+    Ok(RowOrder::of(order, schema)?.map(|o| (Arc::new(o), order.order_id)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{AsArray, Int64Array, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema as ArrowSchema};
+
+    fn schema() -> Schema {
+        let arrow = ArrowSchema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+        ]);
+        Schema::from_arrow(&arrow, 1).unwrap()
+    }
+
+    #[test]
+    fn sorts_by_direction_and_null_order() {
+        let schema = schema();
+        let md = TableMetadata::new(schema.clone(), Default::default()).unwrap();
+        let def = |s: &str, descending, nulls_first| SortFieldDef {
+            source: s.into(),
+            transform: Transform::Identity,
+            descending,
+            nulls_first,
+        };
+        let md = with_sort_order(&md, &[def("s", false, None), def("a", true, None)]).unwrap();
+        let order = md.sort_order().unwrap();
+        assert_eq!(order.order_id, 1);
+        assert_eq!(order.fields[1].null_order, NullOrder::Last);
+        let batch = RecordBatch::try_new(
+            schema.arrow_schema(),
+            vec![
+                Arc::new(Int64Array::from(vec![Some(1), None, Some(3), Some(2)])),
+                Arc::new(StringArray::from(vec![Some("x"), Some("x"), None, Some("x")])),
+            ],
+        )
+        .unwrap();
+        let (row_order, id) = write_order(&md).unwrap().unwrap();
+        assert_eq!(id, 1);
+        let sorted = row_order.sort(&batch).unwrap();
+        let a: Vec<Option<i64>> = sorted.column(0).as_primitive::<Int64Type>().iter().collect();
+        assert_eq!(a, vec![Some(3), Some(2), Some(1), None]);
+        assert!(with_sort_order(&md, &[def("nope", false, None)]).is_err());
+        let unsorted = with_sort_order(&md, &[]).unwrap();
+        assert!(unsorted.sort_order().is_none());
+        assert_eq!(unsorted.sort_orders.len(), 2);
+    }
+}
