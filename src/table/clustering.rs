@@ -90,13 +90,15 @@ impl ClusterKey {
                     .iter()
                     .map(|c| ordered_bits(batch.column(c.column), c))
                     .collect::<crate::error::Result<Vec<Vec<u64>>>>()?;
-                let mut buf = Vec::new();
+                let (mut buf, mut values) = (Vec::new(), vec![0u64; mapped.len()]);
                 for i in 0..n {
                     buf.clear();
                     if let Some(p) = &partition {
                         buf.extend_from_slice(p.row(i).data());
                     }
-                    let values: Vec<u64> = mapped.iter().map(|m| m[i]).collect();
+                    for (v, m) in values.iter_mut().zip(&mapped) {
+                        *v = m[i];
+                    }
                     interleave(&values, &mut buf);
                     builder.append_value(&buf);
                 }
