@@ -10,16 +10,21 @@
 //! | v2 OPTIMIZE                               | nothing                                |
 //!
 //! Columns are matched by field id to TO's schema. An Iceberg append is
-//! read from the manifests it wrote; otherwise, unlike our own tables'
-//! (`provider::changes`), each side is a whole snapshot: the multiset
-//! difference finds the changed rows among all of them. Delta's change
-//! data feed, where the writer recorded one, is read instead
+//! read from the manifests it wrote. Otherwise the two sides read only the
+//! data files that differ between the snapshot and its parent (Delta: the
+//! files of its remove and add actions; a file whose deletion vector
+//! changed is on both sides), and the multiset difference of their rows
+//! drops the rows a rewrite carried over. Where an equality delete could
+//! touch any file, each side is the whole snapshot. Delta's change data
+//! feed, where the writer recorded one, is read instead
 //! (`delta::change_feed`).
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::TableProvider;
+use object_store::path::Path;
 
 use super::delta::history::METADATA_CHANGED;
 use super::table::ForeignTable;
@@ -77,20 +82,35 @@ impl ForeignTable {
                     continue;
                 }
                 let now = self.at(&id.to_string()).await?;
-                let sides = match snapshot.parent_snapshot_id {
-                    None => vec![side(now, to_fields, 1)?],
+                let (appended, sides) = match snapshot.parent_snapshot_id {
+                    None => (true, vec![side(now, to_fields, 1)?]),
                     Some(parent) => {
                         let then = self.at(&parent.to_string()).await?;
                         match appended(&then, &now)? {
-                            Some(added) => vec![side(now.restricted_to(added), to_fields, 1)?],
-                            None => vec![side(now, to_fields, 1)?, side(then, to_fields, -1)?],
+                            Some(added) => (true, vec![side(now.restricted_to(added), to_fields, 1)?]),
+                            None => match changed_files(&then, &now).await? {
+                                Some((gone, came)) => {
+                                    let mut sides = Vec::new();
+                                    if !came.is_empty() {
+                                        sides.push(side(now.only_files(came), to_fields, 1)?);
+                                    }
+                                    if !gone.is_empty() {
+                                        sides.push(side(then.only_files(gone), to_fields, -1)?);
+                                    }
+                                    (sides.len() == 1 && sides[0].sign == 1, sides)
+                                }
+                                None => (false, vec![side(now, to_fields, 1)?, side(then, to_fields, -1)?]),
+                            },
                         }
                     }
                 };
+                if sides.is_empty() {
+                    continue;
+                }
                 changes.push(SnapshotChange {
                     ordinal: (start + i) as i32,
                     snapshot: *id,
-                    appended: sides.len() == 1,
+                    appended,
                     sides,
                 });
             }
@@ -162,6 +182,24 @@ fn appended(then: &ForeignTable, now: &ForeignTable) -> Result<Option<Vec<crate:
         return Ok(None);
     }
     Ok(crate::plan::changes::appended(&then_data, &now_data))
+}
+
+/// The data files snapshot `now` removed from its parent `then` and the
+/// ones it added (Delta: its remove and add actions), a file whose deletes
+/// changed (a new deletion vector) counting as both; `None` when a delete
+/// is by equality (it may touch any file). Only those files' rows can
+/// differ, so the two sides read them and no other.
+async fn changed_files(then: &ForeignTable, now: &ForeignTable) -> Result<Option<(HashSet<Path>, HashSet<Path>)>> {
+    let (Some(before), Some(after)) = (then.files_and_deletes().await?, now.files_and_deletes().await?) else {
+        return Ok(None);
+    };
+    let differ = |a: &HashMap<Path, Vec<u64>>, b: &HashMap<Path, Vec<u64>>| -> HashSet<Path> {
+        a.iter()
+            .filter(|(path, deleted)| b.get(*path) != Some(*deleted))
+            .map(|(path, _)| path.clone())
+            .collect()
+    };
+    Ok(Some((differ(&before, &after), differ(&after, &before))))
 }
 
 /// The range cut where a snapshot changed the table's metadata (Delta: a

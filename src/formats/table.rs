@@ -19,7 +19,7 @@
 //! `iceberg::commit`). Delta tables, and Iceberg tables opened by one
 //! metadata file, are read-only: writes are refused with a clear error.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -143,6 +143,8 @@ pub struct ForeignTable {
     writes: Option<(Arc<dyn ForeignWrites>, u64)>,
     /// DELETE / UPDATE: the statement as written (see `provider::dml`).
     dml: Option<Arc<crate::provider::dml::DmlIntent>>,
+    /// Read only these data files (one side of a changelog).
+    only: Option<Arc<HashSet<object_store::path::Path>>>,
 }
 
 impl ForeignTable {
@@ -162,6 +164,7 @@ impl ForeignTable {
             reader,
             writes: None,
             dml: None,
+            only: None,
         })
     }
 
@@ -328,6 +331,34 @@ impl ForeignTable {
             snapshot.manifests = Some(manifests);
         }
         table
+    }
+
+    /// The same table reading only data files `files` of its snapshot.
+    pub fn only_files(&self, files: HashSet<object_store::path::Path>) -> ForeignTable {
+        let mut table = self.clone();
+        table.only = Some(Arc::new(files));
+        table
+    }
+
+    /// Every data file of the snapshot read with the positions its deletes
+    /// delete, when all deletes are by position (none by equality).
+    pub async fn files_and_deletes(&self) -> crate::error::Result<Option<HashMap<object_store::path::Path, Vec<u64>>>> {
+        let md = &self.metadata;
+        let plan = plan_files(&self.location, md, md.current_snapshot(), &[], None).await?;
+        let deletes = match plan.files.is_empty() {
+            true => Vec::new(),
+            false => self.reader.deletes(&self.location, &plan.files).await?,
+        };
+        if deletes.iter().any(|d| !d.equality.is_empty()) {
+            return Ok(None);
+        }
+        let mut deletes = deletes.into_iter();
+        Ok(Some(
+            plan.files
+                .into_iter()
+                .map(|f| (f.path, deletes.next().map(|d| d.positions).unwrap_or_default()))
+                .collect(),
+        ))
     }
 
     /// Every snapshot the format's history knows, when it keeps more of them
@@ -513,6 +544,9 @@ impl ForeignTable {
         let snapshot = md.current_snapshot();
         let pruning = stats_pruning_predicate(state, filters, &self.schema);
         let mut plan = plan_files(&self.location, md, snapshot, filters, pruning.as_deref()).await?;
+        if let Some(only) = &self.only {
+            plan.keep_only(only, md);
+        }
         let deletes = match plan.files.is_empty() {
             true => Vec::new(),
             false => self.reader.deletes(&self.location, &plan.files).await?,

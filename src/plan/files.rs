@@ -118,6 +118,21 @@ impl FilePlan {
     pub fn total(&self) -> usize {
         self.counts.iter().map(|c| c.total).sum()
     }
+    /// Keep only the files in `only` (a statement or changelog side that
+    /// reads some files of the snapshot); the counts follow, and the column
+    /// summaries, made over more files, are dropped rather than kept wrong.
+    pub fn keep_only(&mut self, only: &HashSet<object_store::path::Path>, md: &TableMetadata) {
+        self.files.retain(|f| only.contains(&f.path));
+        for c in &mut self.counts {
+            c.selected = self
+                .files
+                .iter()
+                .filter(|f| md.spec(f.spec_id).is_ok_and(|s| s.partition_spec_id() == c.spec_id))
+                .count();
+        }
+        self.column_stats.clear();
+    }
+
     fn count(&mut self, spec_id: i32, update: impl FnOnce(&mut SpecFileCount)) {
         let idx = match self.counts.iter().position(|c| c.spec_id == spec_id) {
             Some(i) => i,

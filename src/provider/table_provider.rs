@@ -180,14 +180,7 @@ impl HiddenPartitionsTable {
         let pruning = stats_pruning_predicate(state, filters, &self.schema);
         let mut plan = plan_files(&self.table.location, md, self.snapshot(), filters, pruning.as_deref()).await?;
         if let Some(only) = &self.only {
-            plan.files.retain(|f| only.contains(&f.path));
-            for c in &mut plan.counts {
-                c.selected = plan
-                    .files
-                    .iter()
-                    .filter(|f| md.spec(f.spec_id).is_ok_and(|s| s.partition_spec_id() == c.spec_id))
-                    .count();
-            }
+            plan.keep_only(only, md);
         }
         self.table
             .apply_format_deletes(self.version.version, &mut plan.files)
