@@ -59,6 +59,7 @@ impl HiddenPartitionsSink {
             sort_order_id: row_order.as_ref().and(order.as_ref()).map(|o| o.order_id),
             order: row_order,
             target_file_size: target_file_size.max(1),
+            curve: None,
         };
         self.order = order;
         self.target_file_size = target_file_size.max(1);

@@ -138,10 +138,14 @@ impl WriteStatement for Optimize {
             Strategy::BinPack => rewrite(&self.state, &*provider, files, Ok, as_is()).await?,
             clustered => {
                 let (key, sort_order_id) = self.cluster_key(&*provider, &files, clustered).await?;
+                let key = Arc::new(key);
                 let mut layout = FileLayout::of(md)?;
                 // The rows arrive in the layout's order: the writer keeps it.
                 layout.order = None;
                 layout.sort_order_id = sort_order_id;
+                if let Strategy::ZOrder(_) = clustered {
+                    layout.curve = Some(Arc::clone(&key));
+                }
                 let names: Vec<Expr> = md
                     .current_spec()?
                     .schema
@@ -150,7 +154,7 @@ impl WriteStatement for Optimize {
                     .map(|f| Expr::Column(Column::new_unqualified(&f.name)))
                     .collect();
                 let shape = move |b: LogicalPlanBuilder| {
-                    let udf = Arc::new(ScalarUDF::new_from_impl(key));
+                    let udf = Arc::new(ScalarUDF::new_from_shared_impl(Arc::clone(&key) as _));
                     let mut with_key = names.clone();
                     with_key.push(udf.call(names.clone()).alias(KEY));
                     b.project(with_key)?

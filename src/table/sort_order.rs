@@ -13,14 +13,19 @@
 //! Nulls go first in ascending and last in descending order unless the
 //! statement says otherwise (Spark's and Iceberg's default).
 //!
-//! A file's rows are put in order by the Arrow row format of the order's
-//! values ([`RowOrder`]): one byte string per row that compares as the
-//! order does, transforms applied (`bucket(16, id)` sorts by the bucket).
+//! A file's rows are put in order by Arrow's sort kernels over the order's
+//! values, transforms applied (`bucket(16, id)` sorts by the bucket); the
+//! Arrow row format ([`RowOrder::keys`]: one byte string per row that
+//! compares as the order does) serves clustering keys and key types the
+//! kernels do not take.
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt32Array};
-use datafusion::arrow::compute::{SortOptions, take_record_batch};
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
+use datafusion::arrow::compute::{
+    SortColumn, SortOptions, concat, interleave, lexsort_to_indices, sort_to_indices, take_record_batch,
+};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::row::{RowConverter, Rows, SortField as RowSortField};
 
 use crate::error::Result;
@@ -167,12 +172,85 @@ impl RowOrder {
         Ok(self.converter.convert_columns(&columns)?)
     }
 
-    /// `batch` with its rows in this order (equal keys keep their order).
+    /// `batch` with its rows in this order.
     pub fn sort(&self, batch: &RecordBatch) -> Result<RecordBatch> {
-        let rows = self.keys(batch)?;
-        let mut indices: Vec<u32> = (0..batch.num_rows() as u32).collect();
+        self.sort_batches(&batch.schema(), vec![batch.clone()])
+    }
+
+    /// The rows of `batches` as one batch in this order. The sort looks at
+    /// the key columns only; the rows are then gathered one column at a
+    /// time, each input column dropped once gathered, so the copy never
+    /// holds more than one column beside the input.
+    pub fn sort_batches(&self, schema: &SchemaRef, batches: Vec<RecordBatch>) -> Result<RecordBatch> {
+        let indices = self.sorted_indices(&batches)?;
+        if batches.len() == 1 {
+            return Ok(take_record_batch(&batches[0], &indices)?);
+        }
+        let mut starts = Vec::with_capacity(batches.len());
+        let mut columns: Vec<Vec<ArrayRef>> = vec![Vec::with_capacity(batches.len()); schema.fields().len()];
+        let mut rows = 0;
+        for batch in batches {
+            starts.push(rows);
+            rows += batch.num_rows();
+            for (column, array) in columns.iter_mut().zip(batch.into_parts().1) {
+                column.push(array);
+            }
+        }
+        let at: Vec<(usize, usize)> = indices
+            .values()
+            .iter()
+            .map(|&i| {
+                let b = starts.partition_point(|&s| s <= i as usize) - 1;
+                (b, i as usize - starts[b])
+            })
+            .collect();
+        drop(indices);
+        let sorted = columns
+            .into_iter()
+            .map(|parts| {
+                let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+                interleave(&refs, &at)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(RecordBatch::try_new_with_options(
+            Arc::clone(schema),
+            sorted,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )?)
+    }
+
+    /// Positions of the rows of `batches` (counted across them) in order:
+    /// Arrow's sort kernels on the transformed key columns, the row format
+    /// for key types they do not take.
+    fn sorted_indices(&self, batches: &[RecordBatch]) -> Result<UInt32Array> {
+        let mut keys = Vec::with_capacity(self.keys.len());
+        for k in &self.keys {
+            let parts = batches
+                .iter()
+                .map(|b| k.transform.apply(b.column(k.column)).map_err(Into::into))
+                .collect::<Result<Vec<ArrayRef>>>()?;
+            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            keys.push(concat(&refs)?);
+        }
+        let columns: Vec<SortColumn> = keys
+            .iter()
+            .zip(&self.keys)
+            .map(|(values, k)| SortColumn {
+                values: Arc::clone(values),
+                options: Some(k.options),
+            })
+            .collect();
+        let sorted = match columns.as_slice() {
+            [one] => sort_to_indices(&one.values, one.options, None),
+            many => lexsort_to_indices(many, None),
+        };
+        if let Ok(indices) = sorted {
+            return Ok(indices);
+        }
+        let rows = self.converter.convert_columns(&keys)?;
+        let mut indices: Vec<u32> = (0..rows.num_rows() as u32).collect();
         indices.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-        Ok(take_record_batch(batch, &UInt32Array::from(indices))?)
+        Ok(UInt32Array::from(indices))
     }
 }
 
@@ -231,5 +309,58 @@ mod tests {
         let unsorted = with_sort_order(&md, &[]).unwrap();
         assert!(unsorted.sort_order().is_none());
         assert_eq!(unsorted.sort_orders.len(), 2);
+    }
+
+    #[test]
+    fn sorts_several_batches_as_one() {
+        let schema = schema();
+        let md = TableMetadata::new(schema.clone(), Default::default()).unwrap();
+        let md = with_sort_order(
+            &md,
+            &[
+                SortFieldDef {
+                    source: "s".into(),
+                    transform: Transform::Identity,
+                    descending: true,
+                    nulls_first: None,
+                },
+                SortFieldDef {
+                    source: "a".into(),
+                    transform: Transform::Bucket(4),
+                    descending: false,
+                    nulls_first: None,
+                },
+            ],
+        )
+        .unwrap();
+        let (order, _) = write_order(&md).unwrap().unwrap();
+        let batch = |a: Vec<Option<i64>>, s: Vec<Option<&str>>| {
+            RecordBatch::try_new(
+                schema.arrow_schema(),
+                vec![Arc::new(Int64Array::from(a)), Arc::new(StringArray::from(s))],
+            )
+            .unwrap()
+        };
+        let parts = vec![
+            batch(vec![Some(1), Some(2), None], vec![Some("x"), None, Some("y")]),
+            batch(vec![Some(3), Some(4)], vec![Some("x"), Some("z")]),
+            batch(vec![Some(5), Some(6), Some(7)], vec![Some("y"), Some("x"), None]),
+        ];
+        let all = datafusion::arrow::compute::concat_batches(&schema.arrow_schema(), &parts).unwrap();
+        let sorted = order.sort_batches(&schema.arrow_schema(), parts).unwrap();
+        assert_eq!(sorted.num_rows(), 8);
+        // The same order as the row format's byte strings give.
+        let keys = order.keys(&sorted).unwrap();
+        for i in 1..sorted.num_rows() {
+            assert!(keys.row(i - 1) <= keys.row(i), "row {i} is out of order");
+        }
+        let mut before: Vec<Option<i64>> = all.column(0).as_primitive::<Int64Type>().iter().collect();
+        let mut after: Vec<Option<i64>> = sorted.column(0).as_primitive::<Int64Type>().iter().collect();
+        before.sort();
+        after.sort();
+        assert_eq!(before, after);
+        let s: Vec<Option<&str>> = sorted.column(1).as_string::<i32>().iter().collect();
+        assert_eq!(&s[..4], &[Some("z"), Some("y"), Some("y"), Some("x")]);
+        assert_eq!(&s[6..], &[None, None]);
     }
 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BinaryArray, RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{cast, concat_batches, take_record_batch};
 use datafusion::arrow::datatypes::{DataType, Fields, Schema as ArrowSchema, SchemaRef};
 use datafusion::arrow::row::{RowConverter, SortField};
@@ -37,6 +37,7 @@ use crate::manifest::{ColumnStats, DataFile};
 use crate::spec::{TableMetadata, TableSpec};
 use crate::store::TableLocation;
 use crate::store::pending::Pending;
+use crate::table::clustering::ClusterKey;
 use crate::table::sort_order::{RowOrder, write_order};
 use crate::transform::Transform;
 use crate::values;
@@ -79,6 +80,10 @@ pub struct FileLayout {
     /// The sort order id recorded on each file: the rows are in that order.
     pub sort_order_id: Option<i32>,
     pub target_file_size: u64,
+    /// Rows that arrive ordered along a space-filling curve (Z-order
+    /// clustering): each row's key on it, so that files end where the curve
+    /// leaves a large cell (see [`cut_at`]).
+    pub curve: Option<Arc<ClusterKey>>,
 }
 
 impl Default for FileLayout {
@@ -87,6 +92,7 @@ impl Default for FileLayout {
             order: None,
             sort_order_id: None,
             target_file_size: DEFAULT_TARGET_FILE_SIZE,
+            curve: None,
         }
     }
 }
@@ -106,6 +112,7 @@ impl FileLayout {
             order,
             sort_order_id,
             target_file_size,
+            curve: None,
         })
     }
 }
@@ -408,9 +415,13 @@ impl PartitionedWriter {
                 return Ok(());
             }
             let largest = self.buffers.iter().max_by_key(|(_, b)| b.bytes).map(|(k, _)| k.clone());
+            // A sorted flush adds its copy to what is held: wait for one
+            // in flight first.
+            let sorting = self.options.layout.order.is_some() && !self.in_flight.is_empty();
             match largest {
+                Some(key) if !sorting => self.flush(&key).await?,
+                _ if !self.in_flight.is_empty() => self.join_one().await?,
                 Some(key) => self.flush(&key).await?,
-                None if !self.in_flight.is_empty() => self.join_one().await?,
                 None => {
                     // Nothing left to write out: proceed with what is held.
                     self.reservation.grow(wanted);
@@ -440,8 +451,16 @@ impl PartitionedWriter {
         let spec_id = self.spec.spec_id;
         let pending = self.pending.clone();
         let layout = self.options.layout.clone();
+        // Sorting holds a sorted copy beside the buffer while the file is
+        // encoded: it counts against the budget until the file is written.
+        let bytes = match layout.order {
+            Some(_) => {
+                self.held += buffer.bytes;
+                2 * buffer.bytes
+            }
+            None => buffer.bytes,
+        };
         self.in_flight.spawn(async move {
-            let bytes = buffer.bytes;
             let key = Arc::clone(&buffer.key);
             let sort_order_id = layout.sort_order_id;
             let encoded = tokio::task::spawn_blocking(move || encode(buffer.batches, schema, props, &fields, &layout))
@@ -476,6 +495,7 @@ impl PartitionedWriter {
         let keys: Vec<Vec<u8>> = self.buffers.keys().cloned().collect();
         for key in keys {
             self.flush(&key).await?;
+            self.make_room().await?;
         }
         while !self.in_flight.is_empty() {
             self.join_one().await?;
@@ -512,7 +532,8 @@ struct Encoded {
 const ENCODE_CHUNK_ROWS: usize = 1024;
 
 /// Encode one partition's rows as files: sorted by the layout's order, cut
-/// when a file's encoded size reaches the layout's target.
+/// when a file's encoded size reaches the layout's target (or, for rows
+/// along a curve, at the curve's coarsest step once it is half that).
 fn encode(
     batches: Vec<RecordBatch>,
     schema: SchemaRef,
@@ -520,21 +541,23 @@ fn encode(
     fields: &[(i32, DataType)],
     layout: &FileLayout,
 ) -> Result<Vec<Encoded>> {
-    let batches = match &layout.order {
-        Some(order) => {
-            let all = concat_batches(&schema, &batches)?;
-            drop(batches);
-            vec![order.sort(&all)?]
-        }
-        None => batches,
+    let batches = match (&layout.order, &layout.curve) {
+        (Some(order), _) => vec![order.sort_batches(&schema, batches)?],
+        (None, Some(_)) if batches.len() > 1 => vec![concat_batches(&schema, &batches)?],
+        _ => batches,
     };
     let props = crate::table::encodings::for_file(props, &schema, &batches);
     let mut files = Vec::new();
     let mut current: Option<(ArrowWriter<Vec<u8>>, Vec<StatsCollector>, u64)> = None;
     for batch in &batches {
+        let keys = layout.curve.as_ref().map(|c| c.keys(batch)).transpose()?;
+        let keys = keys.as_ref().map(|k| k.as_binary::<i32>());
+        // Where the open file ends within this batch, once chosen.
+        let mut end: Option<usize> = None;
         let mut offset = 0;
         while offset < batch.num_rows() {
-            let len = ENCODE_CHUNK_ROWS.min(batch.num_rows() - offset);
+            let limit = end.unwrap_or(batch.num_rows());
+            let len = ENCODE_CHUNK_ROWS.min(limit - offset);
             let chunk = batch.slice(offset, len);
             offset += len;
             if current.is_none() {
@@ -553,11 +576,20 @@ fn encode(
                 collector.update(col)?;
             }
             *rows += len as u64;
-            let size = writer.bytes_written() + writer.in_progress_size();
-            if size as u64 >= layout.target_file_size
-                && let Some(done) = current.take()
+            let size = (writer.bytes_written() + writer.in_progress_size()) as u64;
+            if let (Some(keys), None) = (keys, end)
+                && size >= layout.target_file_size / 2
             {
-                files.push(finish_file(done)?);
+                // As many rows again take the file to about the target:
+                // end it at the coarsest step of the curve among them.
+                let window = (offset + *rows as usize).min(batch.num_rows());
+                end = Some(cut_at(keys, offset, window));
+            }
+            if size >= layout.target_file_size || end == Some(offset) {
+                end = None;
+                if let Some(done) = current.take() {
+                    files.push(finish_file(done)?);
+                }
             }
         }
     }
@@ -565,6 +597,29 @@ fn encode(
         files.push(finish_file(done)?);
     }
     Ok(files)
+}
+
+/// The row in `from..=to` before which the curve takes its largest step:
+/// where consecutive keys share the fewest leading bits (the first such
+/// row). A file ending there covers whole cells of the curve instead of
+/// straddling the border of a large one, so its bounding box stays small.
+fn cut_at(keys: &BinaryArray, from: usize, to: usize) -> usize {
+    let mut best = (usize::MAX, to);
+    for i in from.max(1)..to {
+        let shared = shared_bits(keys.value(i - 1), keys.value(i));
+        if shared < best.0 {
+            best = (shared, i);
+        }
+    }
+    best.1
+}
+
+/// The number of leading bits two byte strings have in common.
+fn shared_bits(a: &[u8], b: &[u8]) -> usize {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => i * 8 + (a[i] ^ b[i]).leading_zeros() as usize,
+        None => a.len().min(b.len()) * 8,
+    }
 }
 
 fn finish_file((writer, stats, rows): (ArrowWriter<Vec<u8>>, Vec<StatsCollector>, u64)) -> Result<Encoded> {
@@ -692,5 +747,29 @@ pub fn write_options(task: &datafusion::execution::TaskContext) -> WriteOptions 
         memory_pool: task.memory_pool().clone(),
         parallelism: config.target_partitions(),
         layout: FileLayout::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_end_at_the_largest_step_of_the_curve() {
+        assert_eq!(shared_bits(&[0b1010_0000], &[0b1011_0000]), 3);
+        assert_eq!(shared_bits(&[7, 1], &[7, 1]), 16);
+        assert_eq!(shared_bits(&[7, 0b0100_0000], &[7, 0]), 9);
+        // The step into row 1 shares 7 bits, into row 2 6, into row 3 1, into row 4 4.
+        let keys = BinaryArray::from(vec![
+            &[0b0000_0000u8][..],
+            &[0b0000_0001],
+            &[0b0000_0010],
+            &[0b0100_0000],
+            &[0b0100_1000],
+        ]);
+        assert_eq!(cut_at(&keys, 1, 5), 3);
+        assert_eq!(cut_at(&keys, 4, 5), 4);
+        // No step inside the window: the file ends at its end.
+        assert_eq!(cut_at(&keys, 5, 5), 5);
     }
 }
