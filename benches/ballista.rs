@@ -26,6 +26,21 @@ use support::{answer, time};
 const STAR_JOIN: &str = "SELECT count(*) AS n, sum(f.amount) AS amount
     FROM fact f JOIN dim d ON f.customer_id = d.customer_id WHERE d.region = 'EU'";
 
+/// A date dimension joined through the fact column's function (issue 50):
+/// two holidays of `dates` select two days of `fact`.
+const DATE_JOIN: &str = "SELECT count(*) AS n, sum(f.amount) AS amount
+    FROM fact f JOIN dates d ON CAST(f.ts AS DATE) = d.day WHERE d.holiday";
+
+/// [`DATE_JOIN`] with its two days written as literals.
+fn holidays_as_literals(days: u64) -> String {
+    let day = |n: u64| chrono::NaiveDate::from_ymd_opt(2023, 1, 1).unwrap() + chrono::Days::new(n);
+    format!(
+        "SELECT count(*) AS n, sum(amount) AS amount FROM fact WHERE CAST(ts AS DATE) IN (DATE '{}', DATE '{}')",
+        day(1),
+        day(days - 1)
+    )
+}
+
 /// Seven days from the middle of the table's `days`.
 fn one_week(days: u64) -> String {
     let start = chrono::NaiveDate::from_ymd_opt(2023, 1, 1).unwrap() + chrono::Days::new(days / 2);
@@ -159,8 +174,12 @@ async fn main() {
              FROM generate_series(0, {last}) AS t(value);
              CREATE TABLE dim (customer_id BIGINT, region VARCHAR);
              INSERT INTO dim SELECT value, CASE WHEN value IN (7, 500) THEN 'EU' ELSE 'US' END
-             FROM generate_series(0, 999) AS t(value)",
-            last = rows - 1
+             FROM generate_series(0, 999) AS t(value);
+             CREATE TABLE dates (day DATE, holiday BOOLEAN);
+             INSERT INTO dates SELECT CAST(to_timestamp_seconds(1672531200 + value * 86400) AS DATE),
+                    value IN (1, {last_day}) FROM generate_series(0, {last_day}) AS t(value)",
+            last = rows - 1,
+            last_day = days - 1
         ),
     )
     .await
@@ -183,8 +202,18 @@ async fn main() {
     ];
     let mut speedups = Vec::new();
     let one_week = one_week(days);
-    for (name, sql) in [("star join", STAR_JOIN), ("one-week scan", one_week.as_str())] {
+    let literals = holidays_as_literals(days);
+    let mut planned_by = std::collections::BTreeMap::new();
+    // Files the two executors read, by query.
+    let mut read_by = std::collections::BTreeMap::new();
+    for (name, sql) in [
+        ("star join", STAR_JOIN),
+        ("one-week scan", one_week.as_str()),
+        ("date join", DATE_JOIN),
+        ("dates as literals", literals.as_str()),
+    ] {
         let planned = scans(&local, sql).await.join("; ");
+        planned_by.insert(name, planned.clone());
         let mut local_times = Vec::new();
         let mut expected = String::new();
         for (dynamic_filters, join_keys) in [(true, true), (true, false), (false, true), (false, false)] {
@@ -211,11 +240,15 @@ async fn main() {
                 .expect("a client of the cluster");
             let (elapsed, answer) = time(&ctx, sql, iterations).await;
             assert_eq!(answer, expected, "{name} on {executors} executor(s)");
+
             drop(ctx);
             cluster.stop().expect("the cluster stops");
             cluster_times.push(elapsed);
 
             let reads = split(executors, &warehouse, &run_dir.join("split"), sql, &expected).await;
+            if executors == 2 {
+                read_by.insert(name, reads.iter().map(|r| r.files).sum::<usize>());
+            }
             let each = |f: &dyn Fn(&ReadSummary) -> String| reads.iter().map(f).collect::<Vec<_>>().join(" / ");
             splits.push(format!(
                 "| {name} | {planned} | {executors} | {} | {} | {} |",
@@ -248,6 +281,36 @@ async fn main() {
         }
         println!("{name}: {expected}");
     }
+    // The date join plans (locally) and reads (on 2 executors) no more
+    // fact files than its dates as literals.
+    let fact_files = |name: &str| -> u64 {
+        planned_by[name]
+            .split(';')
+            .filter(|part| part.contains("fact"))
+            .filter_map(|part| part.split_whitespace().nth(1)?.split('/').next()?.parse::<u64>().ok())
+            .sum()
+    };
+    let (joined, literal) = (fact_files("date join"), fact_files("dates as literals"));
+    assert!(
+        joined > 0 && joined <= literal,
+        "the date join plans {joined} fact files, its dates as literals {literal}"
+    );
+    // The join also reads the dimension's files.
+    let date_files: usize = answer(&local, "SELECT count(*) AS n FROM \"dates$files\"")
+        .await
+        .lines()
+        .find_map(|l| l.trim_matches('|').trim().parse().ok())
+        .expect("a count");
+    assert!(
+        read_by["date join"] <= read_by["dates as literals"] + date_files,
+        "on 2 executors the date join read {} files ({date_files} of them the dimension's), its dates as literals {}",
+        read_by["date join"],
+        read_by["dates as literals"]
+    );
+    println!(
+        "date join: {joined} fact files planned locally, {} read on 2 executors; dates as literals: {literal} planned, {} read",
+        read_by["date join"], read_by["dates as literals"]
+    );
     // Where a job's time goes on 2 executors, with each scheduling policy.
     let mut overhead = vec![
         "| query | policy | client planning | queued (scheduler plans stages) | running (stages on executors) | whole run |".to_string(),

@@ -415,6 +415,32 @@ const JOIN_QUERIES: &[(&str, Option<&str>)] = &[
         "SELECT count(*) AS n FROM jk_fact f JOIN jk_ratios r ON f.customer_id = r.customer_id",
         None,
     ),
+    // keys through functions of the fact column (issue 50): each inverts
+    // into ranges of `d` and prunes by month(d)
+    (
+        "SELECT count(*) AS n FROM jk_fact f JOIN jk_days h ON date_trunc('month', f.d) = date_trunc('month', h.d)
+           WHERE h.holiday",
+        None,
+    ),
+    (
+        "SELECT count(*) AS n FROM jk_fact f JOIN jk_days h ON EXTRACT(YEAR FROM f.d) = EXTRACT(YEAR FROM h.d)
+           WHERE h.holiday",
+        None,
+    ),
+    (
+        "SELECT count(*) AS n FROM jk_fact f JOIN jk_days h ON CAST(f.d AS TIMESTAMP) = CAST(h.d AS TIMESTAMP)
+           WHERE h.holiday",
+        None,
+    ),
+    // keys that are not invertible: never used for pruning
+    (
+        "SELECT count(*) AS n FROM jk_fact f JOIN jk_small s ON f.customer_id + 1 = s.customer_id",
+        None,
+    ),
+    (
+        "SELECT count(*) AS n FROM jk_fact f JOIN jk_customers c ON upper(f.code) = upper(c.code) WHERE c.tier = 'gold'",
+        None,
+    ),
 ];
 
 /// Our rows of `sql`, rendered as the DuckDB reader renders its rows.
@@ -514,6 +540,13 @@ async fn join_key_pruning_gives_duckdbs_rows_locally_and_on_clusters() {
     assert!(cast_key.ends_with("(customer_id IN 2 keys from a join)"), "{cast_key}");
     let cast_column = fact_files(&local, JOIN_QUERIES[9].0).await;
     assert_eq!(cast_column, format!("{total}/{total}"));
+    // A month of keys keeps that month's files; a key that is not a
+    // function of one column the planner can invert keeps every file.
+    let by_month = fact_files(&local, JOIN_QUERIES[10].0).await;
+    let month_kept: usize = by_month.split('/').next().unwrap().parse().unwrap();
+    assert!(month_kept * 2 < total, "date_trunc keys keep {by_month}");
+    let shifted = fact_files(&local, JOIN_QUERIES[13].0).await;
+    assert!(shifted.starts_with(&format!("{total}/{total}")), "{shifted}");
 
     let standalone = hidden_partitions::ballista::standalone(open(), 2).await.unwrap();
     check(&standalone, "in-process cluster").await;

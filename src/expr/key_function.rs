@@ -6,6 +6,7 @@
 //! |-------------------------------|-------------------|----------------------------------------|
 //! | `CAST(ts AS DATE)`, `to_date(ts)` | `ToDate`      | `ts ∈ [2024-03-01, 2024-03-02)`        |
 //! | `date_trunc('day', ts)`       | `DateTrunc(day)`  | `ts ∈ [T, T + 1 day)` (`T` aligned)    |
+//! | `date_trunc('month', d)` of a date | `DateTruncOfDate(month)` | `d ∈ [2024-03-01, 2024-04-01)` |
 //! | `EXTRACT(YEAR FROM ts)`       | `DatePart(year)`  | `ts ∈ [Jan 1, next Jan 1)`             |
 //! | `CAST(i AS BIGINT)` (widening) | `Cast(Int64)`    | `i = v`                                |
 //! | `lower(s)`, `a + 1`           | none: not invertible, never used for pruning |     |
@@ -27,6 +28,9 @@ pub enum KeyFunction {
     ToDate,
     /// `date_trunc('unit', c)` of a timestamp.
     DateTrunc(String),
+    /// `date_trunc('unit', CAST(d AS TIMESTAMP))` of a date (DataFusion's
+    /// coercion of `date_trunc('unit', d)`).
+    DateTruncOfDate(String),
     /// `date_part('year', c)` (`EXTRACT(YEAR FROM c)`) of a timestamp or date.
     DatePart(String),
     /// A cast that keeps every value (`is_widening`).
@@ -75,6 +79,11 @@ impl KeyFunction {
             }
             Expr::ScalarFunction(f) => match (f.name(), f.args.as_slice()) {
                 ("to_date", [arg]) => Some((column(arg)?, Some(KeyFunction::ToDate))),
+                ("date_trunc" | "datetrunc", [u, Expr::Cast(Cast { expr, field })])
+                    if matches!(field.data_type(), DataType::Timestamp(_, None)) =>
+                {
+                    Some((column(expr)?, Some(KeyFunction::DateTruncOfDate(unit(u)?))))
+                }
                 ("date_trunc" | "datetrunc", [u, arg]) => Some((column(arg)?, Some(KeyFunction::DateTrunc(unit(u)?)))),
                 ("date_part" | "datepart", [u, arg]) => {
                     let u = unit(u)?;
@@ -92,6 +101,7 @@ impl KeyFunction {
     pub fn invertible(&self, column: &DataType) -> bool {
         match self {
             KeyFunction::ToDate | KeyFunction::DateTrunc(_) => timestamp_unit(column).is_some(),
+            KeyFunction::DateTruncOfDate(_) => column == &DataType::Date32,
             KeyFunction::DatePart(_) => column == &DataType::Date32 || timestamp_unit(column).is_some(),
             KeyFunction::Cast(to) => is_widening(column, to),
             // Days are whole in every unit; a truncation's values are the
@@ -113,6 +123,13 @@ impl KeyFunction {
         match self {
             KeyFunction::ToDate => Expr::Cast(Cast::new(Box::new(column), DataType::Date32)),
             KeyFunction::DateTrunc(unit) => date_trunc(lit(unit.clone()), column),
+            KeyFunction::DateTruncOfDate(unit) => date_trunc(
+                lit(unit.clone()),
+                Expr::Cast(Cast::new(
+                    Box::new(column),
+                    DataType::Timestamp(TimeUnit::Nanosecond, None),
+                )),
+            ),
             KeyFunction::DatePart(unit) => date_part(lit(unit.clone()), column),
             KeyFunction::Cast(to) => Expr::Cast(Cast::new(Box::new(column), to.clone())),
             // Compared with values of the cast's type, which the range of
@@ -127,6 +144,7 @@ impl KeyFunction {
         match self {
             KeyFunction::ToDate => "to_date".to_string(),
             KeyFunction::DateTrunc(u) => format!("date_trunc:{u}"),
+            KeyFunction::DateTruncOfDate(u) => format!("date_trunc_date:{u}"),
             KeyFunction::DatePart(u) => format!("date_part:{u}"),
             KeyFunction::Cast(t) => format!("cast:{t}"),
             KeyFunction::AsTimestamp(f, unit) => format!("timestamp:{unit:?}:{}", f.encode()),
@@ -148,6 +166,7 @@ impl KeyFunction {
         Some(match text.split_once(':') {
             None if text == "to_date" => KeyFunction::ToDate,
             Some(("date_trunc", u)) => KeyFunction::DateTrunc(u.to_string()),
+            Some(("date_trunc_date", u)) => KeyFunction::DateTruncOfDate(u.to_string()),
             Some(("date_part", u)) => KeyFunction::DatePart(u.to_string()),
             Some(("cast", t)) => KeyFunction::Cast(DataType::from_str(t).ok()?),
             _ => return None,
@@ -158,7 +177,7 @@ impl KeyFunction {
     pub fn display(&self, column: &str) -> String {
         match self {
             KeyFunction::ToDate => format!("CAST({column} AS DATE)"),
-            KeyFunction::DateTrunc(u) => format!("date_trunc('{u}', {column})"),
+            KeyFunction::DateTrunc(u) | KeyFunction::DateTruncOfDate(u) => format!("date_trunc('{u}', {column})"),
             KeyFunction::DatePart(u) => format!("date_part('{u}', {column})"),
             KeyFunction::Cast(t) => format!("CAST({column} AS {t})"),
             KeyFunction::AsTimestamp(f, unit) => format!("CAST({} AS Timestamp({unit:?}))", f.display(column)),
@@ -233,6 +252,23 @@ mod tests {
         // A cast that merges values of the function is no inverse.
         let hour = datafusion::functions::datetime::expr_fn::date_trunc(lit("hour"), col("ts"));
         assert!(KeyFunction::of(&Expr::Cast(Cast::new(Box::new(hour), DataType::Date32))).is_none());
+        // A date truncated as DataFusion coerces it: through its midnight.
+        let date_month = datafusion::functions::datetime::expr_fn::date_trunc(
+            lit("month"),
+            Expr::Cast(Cast::new(
+                Box::new(col("d")),
+                DataType::Timestamp(TimeUnit::Nanosecond, None),
+            )),
+        );
+        let (c, f) = KeyFunction::of(&date_month).unwrap();
+        let f = f.unwrap();
+        assert_eq!(
+            (c.name.as_str(), &f),
+            ("d", &KeyFunction::DateTruncOfDate("month".into()))
+        );
+        assert!(f.invertible(&DataType::Date32) && !f.invertible(&ts));
+        assert_eq!(KeyFunction::decode(&f.encode()), Some(f.clone()));
+        assert_eq!(f.apply(col("d")), date_month);
         // Not a function of one column we invert.
         let lower = datafusion::functions::string::expr_fn::lower(col("s"));
         assert!(KeyFunction::of(&lower).is_none());

@@ -12,6 +12,7 @@
 //! | `date_trunc('day', ts) >= TIMESTAMP '2024-03-01 12:00'` | `ts >= 2024-03-02 00:00` (first day ≥ it)  |
 //! | `date_trunc('hour', ts) = TIMESTAMP '… 12:30'` | `false` (never on an hour boundary)                |
 //! | `EXTRACT(YEAR FROM ts) = 2024` / `date_part('year', ts)` | `ts >= 2024-01-01 AND ts < 2025-01-01`   |
+//! | `date_trunc('month', d) = TIMESTAMP '2024-03-01'` (`d DATE`) | `d >= 2024-03-01 AND d < 2024-04-01` |
 //!
 //! Timestamp columns without a time zone or in UTC are handled (a `DATE`
 //! column too, for `EXTRACT(YEAR …)`); anything else stays unknown.
@@ -109,7 +110,7 @@ pub fn normalize(
             ("to_date", [arg]) => to_date(column(arg)?, op, literal),
             ("date_trunc" | "datetrunc", [Expr::Literal(unit, _), arg]) => {
                 let unit = Unit::parse(unit_str(unit)?)?;
-                date_trunc(column(arg)?, unit, op, literal)
+                date_trunc(time_column(arg, column)?, unit, op, literal)
             }
             ("date_part" | "datepart", [Expr::Literal(unit, _), arg]) => {
                 (Unit::parse(unit_str(unit)?)? == Unit::Year).then_some(())?;
@@ -119,6 +120,17 @@ pub fn normalize(
         },
         _ => None,
     }
+}
+
+/// The column a `date_trunc` truncates: a timestamp column, or a date
+/// column as the timestamp of its midnight (`CAST(d AS TIMESTAMP)`, as
+/// DataFusion coerces `date_trunc('month', d)`).
+fn time_column(arg: &Expr, column: &dyn Fn(&Expr) -> Option<Column>) -> Option<Column> {
+    let c = match arg {
+        Expr::Cast(cast) if matches!(cast.field.data_type(), DataType::Timestamp(_, None)) => column(&cast.expr)?,
+        other => column(other)?,
+    };
+    (c.data_type == DataType::Date32 || timestamp_unit(&c.data_type).is_some()).then_some(c)
 }
 
 fn unit_str(v: &ScalarValue) -> Option<&str> {
@@ -158,10 +170,20 @@ fn at(column: &Column, t: NaiveDateTime) -> Option<ScalarValue> {
 }
 
 fn cmp(column: &Column, op: BinaryOp, t: NaiveDateTime) -> Option<Predicate> {
+    let literal = match column.data_type {
+        // A date stands for its midnight: midnight(d) >= t ⇔ d >= ceil(t),
+        // midnight(d) < t ⇔ d < ceil(t), ceil(t) the first midnight ≥ t.
+        DataType::Date32 if matches!(op, BinaryOp::GtEq | BinaryOp::Lt) => {
+            let day = Unit::Day.ceil(t)?.date();
+            let days = (day - NaiveDate::from_ymd_opt(1970, 1, 1)?).num_days();
+            ScalarValue::Date32(Some(i32::try_from(days).ok()?))
+        }
+        _ => at(column, t)?,
+    };
     Some(Predicate::Binary {
         op,
         field: column.field,
-        literal: at(column, t)?,
+        literal,
     })
 }
 
@@ -190,7 +212,10 @@ fn to_date(column: Column, op: BinaryOp, literal: &ScalarValue) -> Option<Predic
 }
 
 fn date_trunc(column: Column, unit: Unit, op: BinaryOp, literal: &ScalarValue) -> Option<Predicate> {
-    let tunit = timestamp_unit(&column.data_type)?;
+    let tunit = match column.data_type {
+        DataType::Date32 => TimeUnit::Microsecond,
+        _ => timestamp_unit(&column.data_type)?,
+    };
     let lit = literal.cast_to(&DataType::Timestamp(tunit, None)).ok()?;
     let t = naive(&lit)?;
     let aligned = unit.floor(t)? == t;
