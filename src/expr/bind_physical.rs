@@ -1,6 +1,7 @@
 //! Bind a *physical* filter to field ids: the form in which filters reach the
 //! scan during physical planning and execution — including dynamic filters
-//! from hash joins (`k >= 3 AND k <= 9 AND k IN (3, 5, 9)`) and TopK
+//! from hash joins (`k >= 3 AND k <= 9 AND k IN (3, 5, 9)`, per partition
+//! in a `CASE` when the join is partitioned) and TopK
 //! (`ts > 2024-05-01 12:00`), whose current state is snapshotted first.
 //!
 //! Same rules as the logical binder: columns by name against the table
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::{
-    BinaryExpr, CastExpr, Column, InListExpr, IsNotNullExpr, IsNullExpr, Literal, NotExpr, TryCastExpr,
+    BinaryExpr, CaseExpr, CastExpr, Column, InListExpr, IsNotNullExpr, IsNullExpr, Literal, NotExpr, TryCastExpr,
 };
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 
@@ -98,6 +99,14 @@ fn bind(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Predicate {
                 function_comparison(l.expr(), op, v, schema)
             }),
         };
+    }
+    if let Some(c) = expr.downcast_ref::<CaseExpr>() {
+        // A CASE is the value of one of its branches, so a row it passes
+        // passes one of them: their disjunction. This is the form of a
+        // partitioned hash join's dynamic filter, `CASE hash(k) % n WHEN 0
+        // THEN <partition 0's keys> … ELSE false END`.
+        let branches = c.when_then_expr().iter().map(|(_, then)| then).chain(c.else_expr());
+        return Predicate::or_all(branches.map(|e| bind(e, schema)));
     }
     if let Some(v) = literal(expr) {
         return match v {
