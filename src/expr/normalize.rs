@@ -173,11 +173,7 @@ fn cmp(column: &Column, op: BinaryOp, t: NaiveDateTime) -> Option<Predicate> {
     let literal = match column.data_type {
         // A date stands for its midnight: midnight(d) >= t ⇔ d >= ceil(t),
         // midnight(d) < t ⇔ d < ceil(t), ceil(t) the first midnight ≥ t.
-        DataType::Date32 if matches!(op, BinaryOp::GtEq | BinaryOp::Lt) => {
-            let day = Unit::Day.ceil(t)?.date();
-            let days = (day - NaiveDate::from_ymd_opt(1970, 1, 1)?).num_days();
-            ScalarValue::Date32(Some(i32::try_from(days).ok()?))
-        }
+        DataType::Date32 if matches!(op, BinaryOp::GtEq | BinaryOp::Lt) => date32(Unit::Day.ceil(t)?)?,
         _ => at(column, t)?,
     };
     Some(Predicate::Binary {
@@ -247,14 +243,11 @@ fn extract_year(column: Column, op: BinaryOp, literal: &ScalarValue) -> Option<P
     let lo = NaiveDate::from_ymd_opt(year, 1, 1)?.and_hms_opt(0, 0, 0)?;
     let hi = Unit::Year.next(lo)?;
     if column.data_type == DataType::Date32 {
-        let to_days =
-            |t: NaiveDateTime| (t.date() - NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default()).num_days();
-        let day = |t: NaiveDateTime| Some(ScalarValue::Date32(Some(i32::try_from(to_days(t)).ok()?)));
         let leaf = |op, t| {
             Some(Predicate::Binary {
                 op,
                 field: column.field,
-                literal: day(t)?,
+                literal: date32(t)?,
             })
         };
         return Some(match op {
@@ -269,6 +262,12 @@ fn extract_year(column: Column, op: BinaryOp, literal: &ScalarValue) -> Option<P
     }
     timestamp_unit(&column.data_type)?;
     bucket(&column, op, lo, hi)
+}
+
+/// The day of `t` as a `DATE` literal.
+fn date32(t: NaiveDateTime) -> Option<ScalarValue> {
+    let days = (t.date() - NaiveDate::from_ymd_opt(1970, 1, 1)?).num_days();
+    Some(ScalarValue::Date32(Some(i32::try_from(days).ok()?)))
 }
 
 fn naive(v: &ScalarValue) -> Option<NaiveDateTime> {

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
 use datafusion::arrow::compute::{
-    SortColumn, SortOptions, concat, interleave, lexsort_to_indices, sort_to_indices, take_record_batch,
+    SortColumn, SortOptions, concat, interleave, lexsort_to_indices, sort_to_indices, take,
 };
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::row::{RowConverter, Rows, SortField as RowSortField};
@@ -183,9 +183,6 @@ impl RowOrder {
     /// holds more than one column beside the input.
     pub fn sort_batches(&self, schema: &SchemaRef, batches: Vec<RecordBatch>) -> Result<RecordBatch> {
         let indices = self.sorted_indices(&batches)?;
-        if batches.len() == 1 {
-            return Ok(take_record_batch(&batches[0], &indices)?);
-        }
         let mut starts = Vec::with_capacity(batches.len());
         let mut columns: Vec<Vec<ArrayRef>> = vec![Vec::with_capacity(batches.len()); schema.fields().len()];
         let mut rows = 0;
@@ -196,20 +193,23 @@ impl RowOrder {
                 column.push(array);
             }
         }
-        let at: Vec<(usize, usize)> = indices
-            .values()
-            .iter()
-            .map(|&i| {
-                let b = starts.partition_point(|&s| s <= i as usize) - 1;
-                (b, i as usize - starts[b])
-            })
-            .collect();
-        drop(indices);
+        // (batch, row) of each position, for gathering from several batches.
+        let at: Vec<(usize, usize)> = match starts.len() {
+            1 => Vec::new(),
+            _ => indices
+                .values()
+                .iter()
+                .map(|&i| {
+                    let b = starts.partition_point(|&s| s <= i as usize) - 1;
+                    (b, i as usize - starts[b])
+                })
+                .collect(),
+        };
         let sorted = columns
             .into_iter()
-            .map(|parts| {
-                let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
-                interleave(&refs, &at)
+            .map(|parts| match parts.as_slice() {
+                [one] => take(one.as_ref(), &indices, None),
+                _ => interleave(&parts.iter().map(|a| a.as_ref()).collect::<Vec<_>>(), &at),
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;
         Ok(RecordBatch::try_new_with_options(

@@ -550,8 +550,6 @@ fn encode(
     let mut files = Vec::new();
     let mut current: Option<(ArrowWriter<Vec<u8>>, Vec<StatsCollector>, u64)> = None;
     for batch in &batches {
-        let keys = layout.curve.as_ref().map(|c| c.keys(batch)).transpose()?;
-        let keys = keys.as_ref().map(|k| k.as_binary::<i32>());
         // Where the open file ends within this batch, once chosen.
         let mut end: Option<usize> = None;
         let mut offset = 0;
@@ -577,13 +575,16 @@ fn encode(
             }
             *rows += len as u64;
             let size = (writer.bytes_written() + writer.in_progress_size()) as u64;
-            if let (Some(keys), None) = (keys, end)
+            if let (Some(curve), None) = (&layout.curve, end)
                 && size >= layout.target_file_size / 2
             {
                 // As many rows again take the file to about the target:
-                // end it at the coarsest step of the curve among them.
+                // end it at the coarsest step of the curve among them. Only
+                // those rows' keys (and the one before) are computed.
                 let window = (offset + *rows as usize).min(batch.num_rows());
-                end = Some(cut_at(keys, offset, window));
+                let from = offset - 1;
+                let keys = curve.keys(&batch.slice(from, window - from))?;
+                end = Some(from + cut_at(keys.as_binary::<i32>(), 1, window - from));
             }
             if size >= layout.target_file_size || end == Some(offset) {
                 end = None;
