@@ -424,6 +424,29 @@ mod tests {
     }
 
     #[test]
+    fn narrowing_integer_cast_keeps_the_values_it_would_fail_on() {
+        use datafusion::logical_expr::{Cast, TryCast};
+        let id = |v: i64| ScalarValue::Int64(Some(v));
+        let compare = |op, literal| Predicate::Binary { op, field: 1, literal };
+        let held = Predicate::and(
+            compare(BinaryOp::GtEq, id(i32::MIN.into())),
+            compare(BinaryOp::LtEq, id(i32::MAX.into())),
+        );
+        let matched = Predicate::and(compare(BinaryOp::Eq, id(5)), held);
+        let cast = Expr::Cast(Cast::new(Box::new(col("id")), DataType::Int32)).eq(lit(5i32));
+        let outside = Predicate::or(
+            compare(BinaryOp::Lt, id(i32::MIN.into())),
+            compare(BinaryOp::Gt, id(i32::MAX.into())),
+        );
+        assert_eq!(
+            bind(&cast, &schema()),
+            Predicate::or(matched.clone(), Predicate::and(outside, Predicate::Unknown))
+        );
+        let try_cast = Expr::TryCast(TryCast::new(Box::new(col("id")), DataType::Int32)).eq(lit(5i32));
+        assert_eq!(bind(&try_cast, &schema()), matched);
+    }
+
+    #[test]
     fn inexact_literal_stays_unknown() {
         assert_eq!(bind(&col("id").lt(lit(5.5f64)), &schema()), Predicate::Unknown);
         assert_eq!(

@@ -9,6 +9,7 @@
 //! | `date_trunc('month', d)` of a date | `DateTruncOfDate(month)` | `d ∈ [2024-03-01, 2024-04-01)` |
 //! | `EXTRACT(YEAR FROM ts)`       | `DatePart(year)`  | `ts ∈ [Jan 1, next Jan 1)`             |
 //! | `CAST(i AS BIGINT)` (widening) | `Cast(Int64)`    | `i = v`                                |
+//! | `CAST(b AS INT)` (narrowing)  | `Cast(Int32)`     | `b = v`; files that may hold a `b` outside INT kept (the cast raises an error there) |
 //! | `lower(s)`, `a + 1`           | none: not invertible, never used for pruning |     |
 
 use std::fmt;
@@ -19,7 +20,7 @@ use datafusion::common::{Column, ScalarValue};
 use datafusion::logical_expr::{Cast, Expr, lit};
 
 use super::bind::is_widening;
-use super::normalize::{Unit, timestamp_unit};
+use super::normalize::{Unit, is_narrowing_integer, timestamp_unit};
 
 /// A function of one column a join key may be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +104,7 @@ impl KeyFunction {
             KeyFunction::ToDate | KeyFunction::DateTrunc(_) => timestamp_unit(column).is_some(),
             KeyFunction::DateTruncOfDate(_) => column == &DataType::Date32,
             KeyFunction::DatePart(_) => column == &DataType::Date32 || timestamp_unit(column).is_some(),
-            KeyFunction::Cast(to) => is_widening(column, to),
+            KeyFunction::Cast(to) => is_widening(column, to) || is_narrowing_integer(column, to),
             // Days are whole in every unit; a truncation's values are the
             // column's, kept by a unit at least as fine.
             KeyFunction::AsTimestamp(f, unit) => {

@@ -13,6 +13,13 @@
 //! | `date_trunc('hour', ts) = TIMESTAMP '… 12:30'` | `false` (never on an hour boundary)                |
 //! | `EXTRACT(YEAR FROM ts) = 2024` / `date_part('year', ts)` | `ts >= 2024-01-01 AND ts < 2025-01-01`   |
 //! | `date_trunc('month', d) = TIMESTAMP '2024-03-01'` (`d DATE`) | `d >= 2024-03-01 AND d < 2024-04-01` |
+//! | `CAST(b AS INT) = 5` (`b BIGINT`)           | `b = 5 OR (b outside INT AND unknown)`                |
+//! | `TRY_CAST(b AS INT) = 5`                    | `b = 5 AND b within INT`                              |
+//!
+//! A narrowing integer cast keeps every value of the narrow type; outside
+//! it `CAST` raises an error (and `TRY_CAST` gives NULL). A file that may
+//! hold such a value is never pruned by a `CAST`: the query without
+//! pruning would fail there, and so must this one.
 //!
 //! Timestamp columns without a time zone or in UTC are handled (a `DATE`
 //! column too, for `EXTRACT(YEAR …)`); anything else stays unknown.
@@ -106,6 +113,8 @@ pub fn normalize(
     match function {
         Expr::Cast(c) if c.field.data_type() == &DataType::Date32 => to_date(column(&c.expr)?, op, literal),
         Expr::TryCast(c) if c.field.data_type() == &DataType::Date32 => to_date(column(&c.expr)?, op, literal),
+        Expr::Cast(c) => narrowed(column(&c.expr)?, c.field.data_type(), op, literal, true),
+        Expr::TryCast(c) => narrowed(column(&c.expr)?, c.field.data_type(), op, literal, false),
         Expr::ScalarFunction(f) => match (f.name(), f.args.as_slice()) {
             ("to_date", [arg]) => to_date(column(arg)?, op, literal),
             ("date_trunc" | "datetrunc", [Expr::Literal(unit, _), arg]) => {
@@ -195,6 +204,52 @@ fn bucket(column: &Column, op: BinaryOp, lo: NaiveDateTime, hi: NaiveDateTime) -
         BinaryOp::GtEq => cmp(column, BinaryOp::GtEq, lo)?,
         _ => return None,
     })
+}
+
+/// The range of a signed integer type.
+pub(crate) fn integer_range(t: &DataType) -> Option<(i64, i64)> {
+    Some(match t {
+        DataType::Int8 => (i8::MIN.into(), i8::MAX.into()),
+        DataType::Int16 => (i16::MIN.into(), i16::MAX.into()),
+        DataType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+        DataType::Int64 => (i64::MIN, i64::MAX),
+        _ => return None,
+    })
+}
+
+/// Whether a cast of a `from` integer to `to` may meet a value `to` cannot hold.
+pub(crate) fn is_narrowing_integer(from: &DataType, to: &DataType) -> bool {
+    matches!((integer_range(from), integer_range(to)), (Some((a, b)), Some((c, d))) if a < c || b > d)
+}
+
+/// `CAST(c AS to) op v` (`errors`; else `TRY_CAST`) of an integer column
+/// and a narrower integer type: `c op v` where `to` holds `c`; elsewhere an
+/// error (kept: unknown) or NULL (never matches).
+fn narrowed(c: Column, to: &DataType, op: BinaryOp, literal: &ScalarValue, errors: bool) -> Option<Predicate> {
+    if !is_narrowing_integer(&c.data_type, to) || matches!(op, BinaryOp::StartsWith | BinaryOp::NotStartsWith) {
+        return None;
+    }
+    let (min, max) = integer_range(to)?;
+    let in_type = |v: i64| ScalarValue::Int64(Some(v)).cast_to(&c.data_type).ok();
+    let value = super::bind::exact_literal(literal.clone(), &c.data_type)?;
+    let compare = |op, literal| Predicate::Binary {
+        op,
+        field: c.field,
+        literal,
+    };
+    let held = Predicate::and(
+        compare(BinaryOp::GtEq, in_type(min)?),
+        compare(BinaryOp::LtEq, in_type(max)?),
+    );
+    let matched = Predicate::and(compare(op, value), held);
+    if !errors {
+        return Some(matched);
+    }
+    let outside = Predicate::or(
+        compare(BinaryOp::Lt, in_type(min)?),
+        compare(BinaryOp::Gt, in_type(max)?),
+    );
+    Some(Predicate::or(matched, Predicate::and(outside, Predicate::Unknown)))
 }
 
 fn to_date(column: Column, op: BinaryOp, literal: &ScalarValue) -> Option<Predicate> {

@@ -49,6 +49,7 @@ use crate::expr::{Predicate, bind_physical, evaluate, project_inclusive, rewrite
 use crate::plan::files::SpecFileCount;
 use crate::spec::{FieldSummary, TableMetadata};
 use crate::store::observe::{RequestCounts, Requests};
+use datafusion::arrow::datatypes::DataType;
 
 /// What run-time pruning knows about each selected file.
 #[derive(Debug, Clone)]
@@ -181,12 +182,29 @@ impl JoinKeys {
                 None => column,
             }
         };
-        match (&self.values, &self.range) {
-            (Some(values), _) if values.is_empty() => Some(lit(false)),
-            (Some(values), _) => Some(key().in_list(values.iter().cloned().map(lit).collect(), false)),
-            (None, Some((low, high))) => Some(key().gt_eq(lit(low.clone())).and(key().lt_eq(lit(high.clone())))),
-            (None, None) => None,
-        }
+        let keys = match (&self.values, &self.range) {
+            (Some(values), _) if values.is_empty() => lit(false),
+            (Some(values), _) => key().in_list(values.iter().cloned().map(lit).collect(), false),
+            (None, Some((low, high))) => key().gt_eq(lit(low.clone())).and(key().lt_eq(lit(high.clone()))),
+            (None, None) => return None,
+        };
+        Some(match self.cast_fails() {
+            Some(fails) => keys.or(fails),
+            None => keys,
+        })
+    }
+
+    /// Where a narrowing integer cast of the key raises an error (a BIGINT
+    /// outside INT for `CAST(c AS INT)`): those rows stay, so the join fails
+    /// on them as it would without pruning. (DataFusion's simplifier reads
+    /// `CAST(c AS INT) IN (…)` as `c IN (…)`, which would drop them.)
+    fn cast_fails(&self) -> Option<Expr> {
+        let Some(KeyFunction::Cast(to)) = &self.function else {
+            return None;
+        };
+        let (min, max) = crate::expr::normalize::integer_range(to).filter(|_| to != &DataType::Int64)?;
+        let column = || col(Column::new_unqualified(&self.column));
+        Some(column().lt(lit(min)).or(column().gt(lit(max))))
     }
 
     /// The key as written: the column, or the function of it.
