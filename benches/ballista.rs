@@ -291,22 +291,28 @@ async fn main() {
             .sum()
     };
     let (joined, literal) = (fact_files("date join"), fact_files("dates as literals"));
-    assert!(
-        joined > 0 && joined <= literal,
-        "the date join plans {joined} fact files, its dates as literals {literal}"
-    );
-    // The join also reads the dimension's files.
+    // Targets checked once every table is printed.
+    let mut missed = Vec::new();
+    if joined == 0 || joined > literal {
+        missed.push(format!(
+            "the date join plans {joined} fact files, its dates as literals {literal}"
+        ));
+    }
+    // The join also reads the dimension's files, twice when its keys job
+    // and the join run on different executors. Compared with the files the
+    // literals plan: the literal query's reader may skip a planned file at
+    // run time by its footer's statistics, which varies between runs.
     let date_files: usize = answer(&local, "SELECT count(*) AS n FROM \"dates$files\"")
         .await
         .lines()
         .find_map(|l| l.trim_matches('|').trim().parse().ok())
         .expect("a count");
-    assert!(
-        read_by["date join"] <= read_by["dates as literals"] + date_files,
-        "on 2 executors the date join read {} files ({date_files} of them the dimension's), its dates as literals {}",
-        read_by["date join"],
-        read_by["dates as literals"]
-    );
+    if read_by["date join"] > literal as usize + 2 * date_files {
+        missed.push(format!(
+            "on 2 executors the date join read {} files ({date_files} of them the dimension's, read by two jobs), its dates as literals plan {literal}",
+            read_by["date join"]
+        ));
+    }
     println!(
         "date join: {joined} fact files planned locally, {} read on 2 executors; dates as literals: {literal} planned, {} read",
         read_by["date join"], read_by["dates as literals"]
@@ -358,4 +364,5 @@ async fn main() {
         speedups.join("\n"),
         overhead.join("\n")
     );
+    assert!(missed.is_empty(), "{}", missed.join("; "));
 }

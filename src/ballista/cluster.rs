@@ -130,13 +130,35 @@ pub fn scheduler_session_builder() -> SessionBuilder {
     })
 }
 
+/// A listening socket whose accepted connections send small messages at
+/// once (`TCP_NODELAY`, which Linux passes on to each accepted socket).
+/// Ballista serves the scheduler through axum, which leaves Nagle's
+/// algorithm on: a job's status and results then wait on the client's
+/// delayed ACK, about 40 ms per job.
+async fn listen_without_delay(host: &str, port: u16) -> Result<tokio::net::TcpListener> {
+    let cannot = |e: std::io::Error| Error::Invalid(format!("cannot listen on {host}:{port}: {e}"));
+    let address = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(cannot)?
+        .next()
+        .ok_or_else(|| Error::Invalid(format!("cannot listen on {host}:{port}: the host has no address")))?;
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(cannot)?;
+    socket.set_reuseaddr(true).map_err(cannot)?;
+    socket.set_nodelay(true).map_err(cannot)?;
+    socket.bind(address).map_err(cannot)?;
+    socket.listen(1024).map_err(cannot)
+}
+
 /// Start a scheduler and serve until the process is stopped. Prints
 /// `scheduler listening on <host>:<port>` once it accepts connections.
 pub async fn run_scheduler(args: SchedulerArgs) -> Result<()> {
     super::set_node_storage_options(storage_options(&args.storage_options)?);
-    let listener = tokio::net::TcpListener::bind((args.bind_host.as_str(), args.bind_port))
-        .await
-        .map_err(|e| Error::Invalid(format!("cannot listen on {}:{}: {e}", args.bind_host, args.bind_port)))?;
+    let listener = listen_without_delay(&args.bind_host, args.bind_port).await?;
     let address: SocketAddr = listener
         .local_addr()
         .map_err(|e| Error::Invalid(format!("cannot read the scheduler's address: {e}")))?;

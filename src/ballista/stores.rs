@@ -210,14 +210,27 @@ impl ObjectStoreRegistry for NodeStores {
     }
 }
 
-/// A runtime for a cluster node: spill files under `work_dir`, stores from [`NodeStores`].
+/// The runtime of a cluster node: spill files under `work_dir`, stores from
+/// [`NodeStores`]. One per process, shared by every task: Ballista asks for
+/// a runtime per task, and a new one would start with empty caches, so each
+/// task would fetch the footers of its Parquet files again (data files are
+/// never changed under their path, and the cache checks size and time).
 pub fn node_runtime(work_dir: Option<&str>) -> Result<Arc<RuntimeEnv>> {
+    static RUNTIMES: Mutex<Vec<(Option<String>, Arc<RuntimeEnv>)>> = Mutex::new(Vec::new());
     IS_NODE.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut runtimes = RUNTIMES
+        .lock()
+        .map_err(|_| DataFusionError::Internal("node runtimes poisoned".into()))?;
+    if let Some((_, runtime)) = runtimes.iter().find(|(dir, _)| dir.as_deref() == work_dir) {
+        return Ok(Arc::clone(runtime));
+    }
     let mut builder = RuntimeEnvBuilder::new().with_object_store_registry(Arc::new(NodeStores));
     if let Some(dir) = work_dir {
         builder = builder.with_temp_file_path(dir);
     }
-    builder.build_arc()
+    let runtime = builder.build_arc()?;
+    runtimes.push((work_dir.map(str::to_string), Arc::clone(&runtime)));
+    Ok(runtime)
 }
 
 /// The store for `url`, registered with the task's runtime if it was not yet.

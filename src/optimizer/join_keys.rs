@@ -224,7 +224,7 @@ async fn keys(
         .limit(0, Some(max + 1))?
         .build()?;
     let mut values = Vec::new();
-    for b in &run(keys, state, planner).await? {
+    for b in &run(keys, state, planner, one_task(c, state)).await? {
         for i in 0..b.num_rows() {
             values.push(ScalarValue::try_from_array(b.column(0), i)?);
         }
@@ -243,7 +243,7 @@ async fn range(
         .project(vec![c.key.clone().alias("__hp_key")])?
         .aggregate(Vec::<Expr>::new(), vec![min(col("__hp_key")), max(col("__hp_key"))])?
         .build()?;
-    let batches = run(bounds, state, planner).await?;
+    let batches = run(bounds, state, planner, one_task(c, state)).await?;
     let Some(b) = batches.iter().find(|b| b.num_rows() > 0) else {
         return Ok(None);
     };
@@ -254,18 +254,40 @@ async fn range(
     Ok((!low.is_null() && !high.is_null()).then_some((low, high)))
 }
 
-/// The batches of `plan`, optimized by `state` and planned by `planner`.
+/// On a cluster, a build side of at most this many rows (as its tables'
+/// snapshots count them) finds its keys in one task: a single stage, where
+/// more partitions add a shuffle and a second stage (about 20 ms against
+/// 10 ms for a one-file dimension on two executors).
+const ONE_TASK_ROWS: u64 = 1_000_000;
+
+fn one_task(c: &Candidate, state: &dyn Session) -> bool {
+    on_cluster(state) && estimated_rows(&c.build).is_some_and(|rows| rows <= ONE_TASK_ROWS)
+}
+
+/// The batches of `plan`, optimized by `state` and planned by `planner`
+/// (in one partition when `one_task`).
 async fn run(
     plan: LogicalPlan,
     state: &dyn Session,
     planner: &(dyn QueryPlanner + Send + Sync),
+    one_task: bool,
 ) -> Result<Vec<datafusion::arrow::record_batch::RecordBatch>> {
-    let optimized = match state.as_any().downcast_ref::<SessionState>() {
-        Some(s) => s.optimize(&plan)?,
-        None => plan,
+    let Some(s) = state.as_any().downcast_ref::<SessionState>() else {
+        let physical = planner.create_physical_plan(&plan, state).await?;
+        return collect(physical, state.task_ctx()).await;
     };
-    let physical = planner.create_physical_plan(&optimized, state).await?;
-    collect(physical, state.task_ctx()).await
+    let single;
+    let s = if one_task {
+        let mut copy = s.clone();
+        copy.config_mut().options_mut().execution.target_partitions = 1;
+        single = copy;
+        &single
+    } else {
+        s
+    };
+    let optimized = s.optimize(&plan)?;
+    let physical = planner.create_physical_plan(&optimized, s).await?;
+    collect(physical, s.task_ctx()).await
 }
 
 /// The candidates of `plan` (at `path` from the root), into `out`.
