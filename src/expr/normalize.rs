@@ -19,7 +19,9 @@
 //! A narrowing integer cast keeps every value of the narrow type; outside
 //! it `CAST` raises an error (and `TRY_CAST` gives NULL). A file that may
 //! hold such a value is never pruned by a `CAST`: the query without
-//! pruning would fail there, and so must this one.
+//! pruning would fail there, and so must this one. The `TRY_CAST` rewrite
+//! is the one that is not an equivalence: it says false where SQL says
+//! NULL, so under NOT it keeps those files (more than needed, never fewer).
 //!
 //! Timestamp columns without a time zone or in UTC are handled (a `DATE`
 //! column too, for `EXTRACT(YEAR …)`); anything else stays unknown.
