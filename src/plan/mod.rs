@@ -12,6 +12,7 @@
 
 pub mod changes;
 pub mod files;
+pub mod lineage;
 pub mod positions;
 
 pub use files::{FilePlan, PlannedFile, SpecFileCount, plan_files};

@@ -209,7 +209,7 @@ impl HiddenPartitionsTable {
                 only: None,
                 definition: String::new(),
                 dml: None,
-                positions: None,
+                extras: Default::default(),
                 join_keys: Vec::new(),
             };
             Ok(t)

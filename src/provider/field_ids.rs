@@ -52,6 +52,13 @@ impl FieldIdAdapterFactory {
         }
     }
 
+    /// Also map these (column name, field id) pairs (columns a scan reads
+    /// besides the table's, such as row lineage).
+    pub fn with_ids(mut self, ids: impl IntoIterator<Item = (String, i32)>) -> Self {
+        self.ids.extend(ids);
+        self
+    }
+
     /// Resolve files without field ids through `names` (file column name →
     /// field id); files matching neither ids nor names are an error naming `table`.
     pub fn with_name_mapping(mut self, names: HashMap<String, i32>, table: impl Into<String>) -> Self {

@@ -12,3 +12,6 @@ pub mod write_exec;
 
 pub use scan_exec::HiddenPartitionsScanExec;
 pub use table_provider::HiddenPartitionsTable;
+
+#[cfg(test)]
+mod lineage_tests;

@@ -31,7 +31,7 @@ use super::scan_exec::{HiddenPartitionsScanExec, JoinKeys, RuntimeContext, ScanR
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
 use crate::plan::files::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
-use crate::plan::positions;
+use crate::plan::{lineage, positions};
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -39,6 +39,43 @@ use crate::table::delete::Delete;
 use crate::table::merge::Merge;
 use crate::table::source::SnapshotSource;
 use crate::table::update::Update;
+
+/// Which columns a scan reads after the table's.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Extras {
+    /// Each row's data file and position (`plan::positions`).
+    pub positions: bool,
+    /// Each row's lineage parts (`plan::lineage`).
+    pub lineage: bool,
+}
+
+impl Extras {
+    fn any(&self) -> bool {
+        self.positions || self.lineage
+    }
+
+    /// The scan's schema: `table`'s columns, then the stored lineage
+    /// columns, the per-file constants (lineage's, then the file path),
+    /// and the row position — the order DataFusion's file scan gives them.
+    fn schema(&self, table: &SchemaRef) -> SchemaRef {
+        if !self.any() {
+            return Arc::clone(table);
+        }
+        let mut fields: Vec<_> = table.fields().iter().cloned().collect();
+        if self.lineage {
+            fields.extend(lineage::stored_fields());
+            fields.extend(lineage::constant_fields());
+        }
+        if self.positions {
+            fields.push(positions::file_field());
+        }
+        fields.push(positions::pos_field());
+        Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+            fields,
+            table.metadata().clone(),
+        ))
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct HiddenPartitionsTable {
@@ -54,9 +91,9 @@ pub struct HiddenPartitionsTable {
     /// DELETE / UPDATE: the statement as written, recorded by the analyzer
     /// rule `optimizer::dml_check` (see `provider::dml`).
     pub(crate) dml: Option<Arc<DmlIntent>>,
-    /// A positions scan: the table's columns, then each row's data file and
-    /// position (see `plan::positions`); this is the whole schema.
-    pub(crate) positions: Option<SchemaRef>,
+    /// Columns a scan reads after the table's: each row's data file and
+    /// position (`plan::positions`), its lineage (`plan::lineage`).
+    pub(crate) extras: Extras,
     /// Join-key pruning: the predicate the keys of a join's other side
     /// make (added to the scan's filters) and what to report.
     pub(crate) join_keys: Vec<Arc<JoinKeys>>,
@@ -88,7 +125,7 @@ impl HiddenPartitionsTable {
             only: None,
             definition,
             dml: None,
-            positions: None,
+            extras: Extras::default(),
             join_keys: Vec::new(),
         })
     }
@@ -209,14 +246,17 @@ impl HiddenPartitionsTable {
     /// This table with two more columns: each row's data file and its
     /// position there (see `plan::positions`).
     pub fn with_positions(&self) -> Self {
-        let mut fields: Vec<_> = self.schema.fields().iter().cloned().collect();
-        fields.push(positions::file_field());
-        fields.push(positions::pos_field());
         let mut with = self.clone();
-        with.positions = Some(Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
-            fields,
-            self.schema.metadata().clone(),
-        )));
+        with.extras.positions = true;
+        with
+    }
+
+    /// This table with its rows' lineage parts after its columns (see
+    /// `plan::lineage`; only for format version 3 tables of our own, whose
+    /// files' data sequence numbers the manifests give).
+    pub fn with_lineage(&self) -> Self {
+        let mut with = self.clone();
+        with.extras.lineage = crate::plan::lineage::tracked(&self.version.metadata) && !self.table.is_foreign();
         with
     }
 
@@ -263,6 +303,10 @@ impl SnapshotSource for HiddenPartitionsTable {
         Arc::new(HiddenPartitionsTable::with_positions(self))
     }
 
+    fn with_lineage(&self) -> Arc<dyn SnapshotSource> {
+        Arc::new(HiddenPartitionsTable::with_lineage(self))
+    }
+
     fn restricted_to(&self, files: HashSet<object_store::path::Path>) -> Arc<dyn SnapshotSource> {
         Arc::new(HiddenPartitionsTable::restricted_to(self, files))
     }
@@ -299,7 +343,13 @@ impl HiddenPartitionsTable {
     /// (which a rewrite would make permanent).
     fn file_adapter(&self) -> crate::error::Result<FieldIdAdapterFactory> {
         let md = &self.version.metadata;
-        let adapter = FieldIdAdapterFactory::new(&md.current_spec()?.schema);
+        let mut adapter = FieldIdAdapterFactory::new(&md.current_spec()?.schema);
+        if self.extras.lineage {
+            adapter = adapter.with_ids(lineage::stored_fields().iter().filter_map(|f| {
+                let id = f.metadata().get(crate::spec::types::PARQUET_FIELD_ID)?.parse().ok()?;
+                Some((f.name().clone(), id))
+            }));
+        }
         if !self.table.is_foreign() {
             return Ok(adapter);
         }
@@ -343,7 +393,7 @@ fn balance(files: &[PlannedFile], n: usize) -> Vec<FileGroup> {
 #[async_trait]
 impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
     fn schema(&self) -> SchemaRef {
-        Arc::clone(self.positions.as_ref().unwrap_or(&self.schema))
+        self.extras.schema(&self.schema)
     }
 
     fn table_type(&self) -> TableType {
@@ -427,12 +477,40 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
         }
         let mut groups = balance(&plan.files, state.config().target_partitions());
         let mut table_schema = TableSchema::builder(Arc::clone(&self.schema));
-        if self.positions.is_some() {
-            table_schema = table_schema
-                .with_table_partition_cols(vec![positions::file_field()])
+        if self.extras.any() {
+            let constants = match (self.extras.lineage, self.snapshot()) {
+                (true, Some(snapshot)) => {
+                    crate::plan::lineage::file_constants(
+                        &self.table.location,
+                        &self.version.metadata,
+                        snapshot,
+                        &plan.files,
+                    )
+                    .await?
+                }
+                _ => Default::default(),
+            };
+            let mut file_schema: Vec<_> = self.schema.fields().iter().cloned().collect();
+            let mut partition_cols = Vec::new();
+            if self.extras.lineage {
+                file_schema.extend(lineage::stored_fields());
+                partition_cols.extend(lineage::constant_fields());
+            }
+            if self.extras.positions {
+                partition_cols.push(positions::file_field());
+            }
+            let file_schema = Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+                file_schema,
+                self.schema.metadata().clone(),
+            ));
+            table_schema = TableSchema::builder(file_schema)
+                .with_table_partition_cols(partition_cols)
                 .with_virtual_columns(vec![positions::pos_field()]);
-            statistics.column_statistics.push(ColumnStatistics::new_unknown());
-            statistics.column_statistics.push(ColumnStatistics::new_unknown());
+            let added = self.extras.schema(&self.schema).fields().len() - self.schema.fields().len();
+            for _ in 0..added {
+                statistics.column_statistics.push(ColumnStatistics::new_unknown());
+            }
+            let extras = self.extras;
             groups = groups
                 .into_iter()
                 .map(|group| {
@@ -440,7 +518,16 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                         .into_inner()
                         .into_iter()
                         .map(|mut file| {
-                            file.partition_values = vec![positions::file_value(file.object_meta.location.as_ref())];
+                            let mut values = Vec::new();
+                            if extras.lineage {
+                                let (first, seq) = constants.get(&file.object_meta.location).copied().unzip();
+                                values.push(ScalarValue::Int64(first.flatten()));
+                                values.push(ScalarValue::Int64(seq));
+                            }
+                            if extras.positions {
+                                values.push(positions::file_value(file.object_meta.location.as_ref()));
+                            }
+                            file.partition_values = values;
                             file
                         })
                         .collect()

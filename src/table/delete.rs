@@ -130,7 +130,15 @@ impl WriteStatement for Delete {
         } else {
             let keep = conjunction(self.filters.clone()).unwrap_or(lit(true)).is_not_true();
             let files: HashSet<_> = partial.iter().map(|f| f.path.clone()).collect();
-            rewrite(&self.state, &*provider, files, |scan| scan.filter(keep), as_is()).await?
+            // Rows copied keep their lineage (format version 3).
+            rewrite(
+                &self.state,
+                &*provider.with_lineage(),
+                files,
+                |scan| scan.filter(keep),
+                as_is(),
+            )
+            .await?
         };
         let mut change = Change::new(Operation::Delete, Some(snapshot))?;
         change.scope = ConflictScope::Matching(predicate);

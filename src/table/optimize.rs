@@ -35,6 +35,7 @@ use datafusion::logical_expr::{Expr, LogicalPlanBuilder, ScalarUDF};
 
 use crate::error::{Error, Result};
 use crate::invalid;
+use crate::plan::lineage;
 use crate::store::Versioned;
 use crate::table::Table;
 use crate::table::change::{Change, ConflictScope, Operation};
@@ -135,7 +136,7 @@ impl WriteStatement for Optimize {
         }
         let files: HashSet<_> = chosen.read.iter().map(|f| f.path.clone()).collect();
         let rewritten = match &self.strategy {
-            Strategy::BinPack => rewrite(&self.state, &*provider, files, Ok, as_is()).await?,
+            Strategy::BinPack => rewrite(&self.state, &*provider.with_lineage(), files, Ok, as_is()).await?,
             clustered => {
                 let (key, sort_order_id) = self.cluster_key(&*provider, &files, clustered).await?;
                 let key = Arc::new(key);
@@ -155,13 +156,16 @@ impl WriteStatement for Optimize {
                     .collect();
                 let shape = move |b: LogicalPlanBuilder| {
                     let udf = Arc::new(ScalarUDF::new_from_shared_impl(Arc::clone(&key) as _));
-                    let mut with_key = names.clone();
+                    // Rows keep their lineage (format version 3).
+                    let mut kept = names.clone();
+                    kept.extend(lineage::carried(b.schema(), None));
+                    let mut with_key = kept.clone();
                     with_key.push(udf.call(names.clone()).alias(KEY));
                     b.project(with_key)?
                         .sort(vec![Expr::Column(Column::new_unqualified(KEY)).sort(true, true)])?
-                        .project(names)
+                        .project(kept)
                 };
-                rewrite_with_layout(&self.state, &*provider, files, shape, as_is(), layout).await?
+                rewrite_with_layout(&self.state, &*provider.with_lineage(), files, shape, as_is(), layout).await?
             }
         };
         let read_rows: u64 = chosen.read.iter().map(|f| f.live_rows()).sum();

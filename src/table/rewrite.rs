@@ -13,6 +13,14 @@
 //! | DELETE    | `WHERE (cond) IS NOT TRUE` — the rows that stay                |
 //! | UPDATE    | `SELECT CASE WHEN (cond) IS TRUE THEN v ELSE c END …`, plus a matched flag |
 //! | optimize  | the rows as they are                                           |
+//!
+//! A source read with its lineage (`SnapshotSource::with_lineage`, a format
+//! version 3 table) gives the shaping plan two more columns after the
+//! table's, each row's id and last-updated sequence number
+//! (`plan::lineage`). A plan that keeps them (with
+//! `plan::lineage::carried`, which clears the sequence number of the rows
+//! the statement changes) has them written into the new files, so copied
+//! rows keep their ids; a plan that drops them writes rows as new.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -21,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::datasource::provider_as_source;
 use datafusion::execution::SessionState;
-use datafusion::logical_expr::LogicalPlanBuilder;
+use datafusion::logical_expr::{Expr, LogicalPlanBuilder, col};
 use datafusion::physical_plan::execute_stream;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::StreamExt;
@@ -29,6 +37,8 @@ use object_store::path::Path;
 
 use crate::error::Result;
 use crate::manifest::DataFile;
+use crate::plan::lineage;
+use crate::plan::positions::{FILE, POS};
 use crate::table::source::SnapshotSource;
 use crate::table::writer::write_stream;
 
@@ -45,7 +55,8 @@ pub struct Rewritten {
 }
 
 /// Turns each batch of the shaped plan into the rows to write (in the
-/// table's schema) and a count (e.g. rows matched).
+/// table's schema, then the lineage when the plan has it) and a count
+/// (e.g. rows matched).
 pub type Post = Box<dyn FnMut(RecordBatch) -> datafusion::error::Result<(RecordBatch, u64)> + Send>;
 
 /// Rows as they come, counting nothing.
@@ -88,8 +99,19 @@ pub async fn rewrite_with_layout(
     layout: crate::table::writer::FileLayout,
 ) -> Result<Rewritten> {
     let restricted = table.restricted_to(files);
-    let scan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(restricted), None)?;
+    let read = restricted.schema();
+    let mut scan = LogicalPlanBuilder::scan(table.table().name.clone(), provider_as_source(restricted), None)?;
+    if read.index_of(lineage::STORED_ROW_ID).is_ok() {
+        // The table's columns, the lineage, and the positions when asked for.
+        let mut columns: Vec<Expr> = table.arrow_schema().fields().iter().map(|f| col(f.name())).collect();
+        columns.extend(lineage::columns());
+        if read.index_of(FILE).is_ok() {
+            columns.extend([col(FILE), col(POS)]);
+        }
+        scan = scan.project(columns)?;
+    }
     let plan = shape(scan)?.build()?;
+    let with_lineage = plan.schema().index_of_column_by_name(None, lineage::ROW_SEQ).is_some();
     let physical = state.create_physical_plan(&plan).await?;
     let task = state.task_ctx();
     let stream = execute_stream(physical, Arc::clone(&task))?;
@@ -100,10 +122,17 @@ pub async fn rewrite_with_layout(
         counter.fetch_add(n, Ordering::Relaxed);
         Ok(batch)
     });
-    let stream = Box::pin(RecordBatchStreamAdapter::new(table.arrow_schema(), mapped));
+    let mut written = table.arrow_schema();
+    if with_lineage {
+        let mut fields: Vec<_> = written.fields().iter().cloned().collect();
+        fields.extend(lineage::written_fields());
+        written = Arc::new(datafusion::arrow::datatypes::Schema::new(fields));
+    }
+    let stream = Box::pin(RecordBatchStreamAdapter::new(written, mapped));
     let spec = table.metadata().current_spec()?.clone();
     let mut options = crate::table::writer::write_options(&task);
     options.layout = layout;
+    options.lineage = with_lineage;
     let (files, rows) = write_stream(&table.table().location, &spec, stream, options).await?;
     Ok(Rewritten {
         files,

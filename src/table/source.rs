@@ -13,6 +13,7 @@
 //! | `plan_files`     | choose the files of that day (the rest stay as they are)        |
 //! | `restricted_to`  | read only those files while rewriting them                      |
 //! | `with_positions` | find the deleted rows' positions (merge-on-read)                |
+//! | `with_lineage`   | copy the rows' ids (format version 3) into the files it writes  |
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -43,6 +44,9 @@ pub trait SnapshotSource: TableProvider {
     /// This snapshot read with each row's data file and position after the
     /// table's columns (see `plan::positions`).
     fn with_positions(&self) -> Arc<dyn SnapshotSource>;
+    /// This snapshot read with its rows' lineage parts after the table's
+    /// columns (see `plan::lineage`); as it is when the table tracks none.
+    fn with_lineage(&self) -> Arc<dyn SnapshotSource>;
     /// This snapshot reading only `files`.
     fn restricted_to(&self, files: HashSet<Path>) -> Arc<dyn SnapshotSource>;
 }

@@ -26,6 +26,7 @@ use datafusion::prelude::lit;
 
 use crate::error::{Error, Result};
 use crate::plan::files::{PlannedFile, source_predicate};
+use crate::plan::lineage;
 use crate::plan::positions::{FILE, POS, Positions};
 use crate::spec::Snapshot;
 use crate::store::Versioned;
@@ -87,7 +88,15 @@ impl Update {
         let md = provider.metadata();
         let scope = ConflictScope::Matching(source_predicate(&self.filters, &md.current_spec()?.schema));
         let schema = provider.arrow_schema();
-        let width = schema.fields().len();
+        // The new rows keep their ids (format version 3): the table's
+        // columns, then the lineage, then the positions.
+        let source = provider.with_positions().with_lineage();
+        let lineage_width = if source.schema().index_of(lineage::STORED_ROW_ID).is_ok() {
+            2
+        } else {
+            0
+        };
+        let width = schema.fields().len() + lineage_width;
         let gathered = Arc::new(Mutex::new(Positions::default()));
         let into = Arc::clone(&gathered);
         let post: Post = Box::new(move |batch: RecordBatch| {
@@ -97,10 +106,11 @@ impl Update {
         });
         let rewritten = rewrite(
             &self.state,
-            &*provider.with_positions(),
+            &*source,
             files,
             |scan| {
                 let mut columns = self.new_values(&schema, scan.schema(), None)?;
+                columns.extend(lineage::carried(scan.schema(), Some(&lit(true))));
                 columns.extend([col(FILE), col(POS)]);
                 scan.filter(matched.clone())?.project(columns)
             },
@@ -174,10 +184,12 @@ impl WriteStatement for Update {
         }
         let rewritten = rewrite(
             &self.state,
-            &*provider,
+            &*provider.with_lineage(),
             files,
             |scan| {
+                // Copied rows keep their lineage, updated ones keep their ids.
                 let mut columns = self.new_values(&schema, scan.schema(), Some(&matched))?;
+                columns.extend(lineage::carried(scan.schema(), Some(&matched)));
                 columns.push(matched.clone().alias(MATCHED));
                 scan.project(columns)
             },

@@ -62,6 +62,10 @@ pub struct WriteOptions {
     pub parallelism: usize,
     /// The order of each file's rows and the size files are cut at.
     pub layout: FileLayout,
+    /// Rows come with their lineage after the table's columns (a rewrite
+    /// of a format version 3 table): written as `_row_id` and
+    /// `_last_updated_sequence_number` (see `plan::lineage`).
+    pub lineage: bool,
 }
 
 /// The default of `write.target-file-size-bytes`: 512 MiB, as Iceberg's.
@@ -132,6 +136,7 @@ impl Default for WriteOptions {
             memory_pool: Arc::new(UnboundedMemoryPool::default()),
             parallelism: std::thread::available_parallelism().map_or(2, |n| n.get()),
             layout: FileLayout::default(),
+            lineage: false,
         }
     }
 }
@@ -222,7 +227,12 @@ impl PartitionedWriter {
                 bound.iter().map(|b| SortField::new(b.result_type.clone())).collect(),
             )?)
         };
-        let file_schema = spec.schema.arrow_schema_with_ids();
+        let mut file_schema = spec.schema.arrow_schema_with_ids();
+        if options.lineage {
+            let mut fields: Vec<_> = file_schema.fields().iter().cloned().collect();
+            fields.extend(crate::plan::lineage::written_fields());
+            file_schema = Arc::new(ArrowSchema::new_with_metadata(fields, file_schema.metadata().clone()));
+        }
         let props = writer_properties(&file_schema);
         let reservation = MemoryConsumer::new("HiddenPartitionsWriter")
             .with_can_spill(true)
@@ -748,6 +758,7 @@ pub fn write_options(task: &datafusion::execution::TaskContext) -> WriteOptions 
         memory_pool: task.memory_pool().clone(),
         parallelism: config.target_partitions(),
         layout: FileLayout::default(),
+        lineage: false,
     }
 }
 

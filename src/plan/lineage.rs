@@ -1,0 +1,186 @@
+//! Iceberg v3 row lineage: each row's id and the sequence number of the
+//! commit that last changed it.
+//!
+//! A row's id is stored in its data file (`_row_id`, field id 2147483540)
+//! when a rewrite copied the row there, and otherwise inherited: the file's
+//! `first_row_id` (assigned by the manifest list) plus the row's position.
+//! Its `_last_updated_sequence_number` (field id 2147483539) is likewise the
+//! stored value, else the file's data sequence number.
+//!
+//! | file (first_row_id, data seq) | stored `_row_id`, `_last_updated…` | pos | row id | last updated |
+//! |-------------------------------|------------------------------------|-----|--------|--------------|
+//! | a.parquet (100, 3)            | NULL, NULL (an INSERT)             | 7   | 107    | 3            |
+//! | b.parquet (500, 5)            | 107, 3 (copied by a rewrite)       | 0   | 107    | 3            |
+//! | b.parquet (500, 5)            | 108, NULL (changed by an UPDATE)   | 1   | 108    | 5            |
+//!
+//! A lineage scan (`HiddenPartitionsTable::with_lineage` in `provider/`)
+//! reads the raw parts after the table's columns: the two stored columns
+//! (NULL in files without them), two constants per file and the row
+//! position. [`columns`] combines them into [`ROW_ID`] and [`ROW_SEQ`].
+//! A row whose id is unknown (a file from before the table was version 3)
+//! gets no sequence number either, so a rewrite writes it as a new row.
+//!
+//! Rewrites of a version 3 table write the two columns ([`written_fields`]),
+//! so rows they copy keep their lineage and rows they change get a NULL
+//! sequence number (the rewrite's own).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Int64Type};
+use datafusion::functions::core::expr_fn::coalesce;
+use datafusion::logical_expr::{Expr, col, lit, when};
+use object_store::path::Path;
+
+use crate::error::Result;
+use crate::manifest::format::{FIRST_ROW_ID as MANIFEST_FIRST_ROW_ID, PATH, RECORD_COUNT, with_row_ids};
+use crate::manifest::{Origin, read_manifest};
+use crate::plan::PlannedFile;
+use crate::plan::positions::POS;
+use crate::spec::types::PARQUET_FIELD_ID;
+use crate::spec::{Snapshot, TableMetadata};
+use crate::store::TableLocation;
+
+/// Iceberg's reserved field id of `_row_id`.
+pub const ROW_ID_FIELD_ID: i32 = 2147483540;
+/// Iceberg's reserved field id of `_last_updated_sequence_number`.
+pub const ROW_SEQ_FIELD_ID: i32 = 2147483539;
+
+/// A row's id (computed by [`columns`]).
+pub const ROW_ID: &str = "__hp_row_id";
+/// The sequence number that last changed the row (computed by [`columns`]).
+pub const ROW_SEQ: &str = "__hp_row_seq";
+/// The stored `_row_id` (NULL where the file has none).
+pub const STORED_ROW_ID: &str = "__hp_stored_row_id";
+/// The stored `_last_updated_sequence_number`.
+pub const STORED_ROW_SEQ: &str = "__hp_stored_row_seq";
+/// The file's first row id (a constant per file; NULL when unassigned).
+pub const FIRST_ROW_ID: &str = "__hp_first_row_id";
+/// The file's data sequence number (a constant per file).
+pub const DATA_SEQ: &str = "__hp_data_seq";
+
+/// Whether `md`'s rows have lineage (the table is format version 3).
+pub fn tracked(md: &TableMetadata) -> bool {
+    md.next_row_id.is_some()
+}
+
+/// The stored columns as a lineage scan reads them, with their field ids.
+pub fn stored_fields() -> Vec<FieldRef> {
+    vec![
+        long_with_id(STORED_ROW_ID, ROW_ID_FIELD_ID),
+        long_with_id(STORED_ROW_SEQ, ROW_SEQ_FIELD_ID),
+    ]
+}
+
+/// The per-file constants (partition columns of the Parquet scan).
+pub fn constant_fields() -> Vec<FieldRef> {
+    vec![
+        Arc::new(Field::new(FIRST_ROW_ID, DataType::Int64, true)),
+        Arc::new(Field::new(DATA_SEQ, DataType::Int64, true)),
+    ]
+}
+
+/// The two columns as a rewrite writes them into a data file.
+pub fn written_fields() -> Vec<FieldRef> {
+    vec![
+        long_with_id("_row_id", ROW_ID_FIELD_ID),
+        long_with_id("_last_updated_sequence_number", ROW_SEQ_FIELD_ID),
+    ]
+}
+
+fn null_long() -> Expr {
+    lit(datafusion::common::ScalarValue::Int64(None))
+}
+
+fn long_with_id(name: &str, id: i32) -> FieldRef {
+    Arc::new(
+        Field::new(name, DataType::Int64, true)
+            .with_metadata(HashMap::from([(PARQUET_FIELD_ID.to_string(), id.to_string())])),
+    )
+}
+
+/// [`ROW_ID`] and [`ROW_SEQ`] from a lineage scan's raw columns.
+pub fn columns() -> Vec<Expr> {
+    let row_id = coalesce(vec![col(STORED_ROW_ID), col(FIRST_ROW_ID) + col(POS)]);
+    let seq = when(row_id.clone().is_null(), null_long())
+        .otherwise(coalesce(vec![col(STORED_ROW_SEQ), col(DATA_SEQ)]))
+        .expect("a CASE with one branch");
+    vec![row_id.alias(ROW_ID), seq.alias(ROW_SEQ)]
+}
+
+/// The lineage columns of a plan's rows as a rewrite writes them: the id
+/// as it is, the sequence number NULL where `modified` is true (the
+/// rewrite's commit changed the row). Nothing when `input` (the columns
+/// the plan has) has no lineage.
+pub fn carried(input: &datafusion::common::DFSchema, modified: Option<&Expr>) -> Vec<Expr> {
+    if input.index_of_column_by_name(None, ROW_ID).is_none() {
+        return Vec::new();
+    }
+    let seq = match modified {
+        Some(m) => when(m.clone().is_true(), null_long())
+            .otherwise(col(ROW_SEQ))
+            .expect("a CASE with one branch"),
+        None => col(ROW_SEQ),
+    };
+    vec![col(ROW_ID), seq.alias(ROW_SEQ)]
+}
+
+/// Each file's first row id (inherited as the manifest list assigned it)
+/// and data sequence number, for the files of `snapshot` in `files`.
+pub async fn file_constants(
+    location: &TableLocation,
+    md: &TableMetadata,
+    snapshot: &Snapshot,
+    files: &[PlannedFile],
+) -> Result<HashMap<Path, (Option<i64>, i64)>> {
+    let manifests = snapshot.manifests()?;
+    let mut wanted: HashMap<usize, Vec<&PlannedFile>> = HashMap::new();
+    for f in files {
+        wanted.entry(f.manifest).or_default().push(f);
+    }
+    let mut out = HashMap::with_capacity(files.len());
+    let columns = [
+        PATH.to_string(),
+        RECORD_COUNT.to_string(),
+        MANIFEST_FIRST_ROW_ID.to_string(),
+    ];
+    for (index, planned) in wanted {
+        let Some(manifest) = manifests.get(index) else {
+            return crate::format_err!("manifest #{index} is not in snapshot {}", snapshot.snapshot_id);
+        };
+        let Origin::Kept { sequence_number, .. } = Origin::of(manifest, md) else {
+            return crate::format_err!("manifest {} has no data sequence number", manifest.path);
+        };
+        let first = manifest.iceberg.as_ref().and_then(|t| t.first_row_id);
+        let ids: HashMap<String, Option<i64>> = match first {
+            // Nothing assigned: every file's rows are without ids.
+            None => HashMap::new(),
+            Some(first) => {
+                let spec = md.spec(manifest.spec_id)?;
+                let batch = read_manifest(location, manifest, spec, Some(&columns)).await?;
+                let batch = with_row_ids(&batch, Some(first))?;
+                let (Some(paths), Some(ids)) = (
+                    batch.column_by_name(PATH).map(|c| c.as_string::<i32>().clone()),
+                    batch
+                        .column_by_name(MANIFEST_FIRST_ROW_ID)
+                        .map(|c| c.as_primitive::<Int64Type>().clone()),
+                ) else {
+                    return crate::format_err!("manifest {} lacks path or row id columns", manifest.path);
+                };
+                let mut map = HashMap::with_capacity(paths.len());
+                for (path, id) in paths.iter().zip(ids.iter()) {
+                    if let Some(path) = path {
+                        map.insert(location.resolve(path)?.to_string(), id);
+                    }
+                }
+                map
+            }
+        };
+        for f in planned {
+            let id = ids.get(f.path.as_ref()).copied().flatten();
+            out.insert(f.path.clone(), (id, sequence_number));
+        }
+    }
+    Ok(out)
+}
