@@ -6,6 +6,7 @@
 //! | one append among 1,000 snapshots | 10,000 files (10 per append, `identity(p)`) | `table_changes` of the 500th append | reading its 10 added files directly (`read_parquet` of their paths) |
 //! | one UPDATE of 1 % (one day) | 10 M rows, 100 `day(ts)` files, copy-on-write | `table_changes` of the UPDATE | the UPDATE's condition scan (`SELECT *` of the parent with its condition) |
 //! | one UPDATE of 1 % (every file) | the same | `table_changes` of the UPDATE | the same, condition `id % 100 = 0` |
+//! | the two UPDATEs on format version 3 tables | the same, with row lineage | the same | the same |
 //!
 //! Medians of 5 runs, alternating. `cargo bench --bench changes`; under
 //! `cargo test` every case runs once on tiny data.
@@ -159,10 +160,28 @@ async fn update_one_percent(s: &Size) {
     let dir = tempfile::tempdir().unwrap();
     let ctx = session(dir.path()).await.unwrap();
     let days = 100;
-    for t in ["one_day", "every_file"] {
+    // Format version 2, and 3 (row lineage: the rewrite keeps the ids of
+    // the rows it copies, and the changelog leaves those rows out unread).
+    let tables = [
+        ("one_day", "", "one day"),
+        ("every_file", "", "every file"),
+        (
+            "one_day_v3",
+            "TBLPROPERTIES ('format-version' = '3')",
+            "one day, format version 3",
+        ),
+        (
+            "every_file_v3",
+            "TBLPROPERTIES ('format-version' = '3')",
+            "every file, format version 3",
+        ),
+    ];
+    for (t, properties, _) in tables {
         batches(
             &ctx,
-            &format!("CREATE TABLE {t} (id BIGINT, ts TIMESTAMP, v DOUBLE, s VARCHAR) PARTITIONED BY (day(ts))"),
+            &format!(
+                "CREATE TABLE {t} (id BIGINT, ts TIMESTAMP, v DOUBLE, s VARCHAR) PARTITIONED BY (day(ts)) {properties}"
+            ),
         )
         .await;
         batches(
@@ -175,7 +194,12 @@ async fn update_one_percent(s: &Size) {
         .await;
     }
     let one_day = format!("ts < to_timestamp_micros({})", START + DAY_MICROS);
-    for (t, condition) in [("one_day", one_day.as_str()), ("every_file", "id % 100 = 0")] {
+    for (t, _, label) in tables {
+        let condition = if t.starts_with("one_day") {
+            one_day.as_str()
+        } else {
+            "id % 100 = 0"
+        };
         let parent = ints(&ctx, &format!("SELECT snapshot_id FROM \"{t}$snapshots\"")).await[0];
         let (_, touched) = rows(&ctx, &format!("SELECT * FROM {t} WHERE {condition}")).await;
         batches(&ctx, &format!("UPDATE {t} SET v = v + 1 WHERE {condition}")).await;
@@ -189,7 +213,7 @@ async fn update_one_percent(s: &Size) {
             theirs.push(rows(&ctx, &scan).await.0);
         }
         report(
-            &format!("one UPDATE of 1 % ({})", t.replace('_', " ")),
+            &format!("one UPDATE of 1 % ({label})"),
             median(ours),
             median(theirs),
             &format!("{} rows, {touched} updated", s.update_rows),

@@ -184,3 +184,220 @@ pub async fn file_constants(
     }
     Ok(out)
 }
+
+/// The rows a rewrite copied without changing them: on each side of one
+/// snapshot, by data file, their positions (sorted). A changelog read
+/// leaves them out: they are the same rows before and after.
+#[derive(Debug, Default)]
+pub struct CarriedOver {
+    /// Positions in the files as of the parent snapshot.
+    pub before: HashMap<Path, Vec<u64>>,
+    /// Positions in the files as of the snapshot.
+    pub after: HashMap<Path, Vec<u64>>,
+    /// How many rows on each side.
+    pub rows: u64,
+}
+
+/// The rows of `after` (files of `snapshot`, their deletes planned) whose
+/// last update is older than `snapshot` (copied by it), and the rows of
+/// `before` (files of `parent`) with the same ids. Each snapshot lists the
+/// manifests its files were planned from (`PlannedFile::manifest` indexes
+/// them); `md` has the snapshots that added those manifests.
+///
+/// | side   | row (id, last updated) | snapshot 7's rewrite |
+/// |--------|------------------------|----------------------|
+/// | before | (12, 3)                | copied: left out     |
+/// | before | (13, 3)                | changed or deleted   |
+/// | after  | (12, 3)                | copied: left out     |
+/// | after  | (13, 7)                | changed              |
+///
+/// A row without an id (a file from before format version 3) is never
+/// left out.
+pub async fn carried_over(
+    location: &TableLocation,
+    md: &TableMetadata,
+    (snapshot, after): (&Snapshot, &[PlannedFile]),
+    (parent, before): (&Snapshot, &[PlannedFile]),
+) -> Result<CarriedOver> {
+    let mut carried = CarriedOver::default();
+    let mut ids: Vec<i64> = Vec::new();
+    let constants = file_constants(location, md, snapshot, after).await?;
+    for (file, rows) in read_lineage(location, after, &constants).await? {
+        let positions = carried.after.entry(file.path.clone()).or_default();
+        for (pos, id, seq) in rows {
+            if let (Some(id), Some(seq)) = (id, seq)
+                && seq < snapshot.sequence_number
+            {
+                positions.push(pos);
+                ids.push(id);
+            }
+        }
+    }
+    carried.rows = ids.len() as u64;
+    let copied = IdSet::new(ids);
+    let constants = file_constants(location, md, parent, before).await?;
+    for (file, rows) in read_lineage(location, before, &constants).await? {
+        let positions = carried.before.entry(file.path.clone()).or_default();
+        for (pos, id, _) in rows {
+            if id.is_some_and(|id| copied.contains(id)) {
+                positions.push(pos);
+            }
+        }
+    }
+    carried.after.retain(|_, p| !p.is_empty());
+    carried.before.retain(|_, p| !p.is_empty());
+    Ok(carried)
+}
+
+/// (position, row id, last updated) of every live row of each file.
+type FileLineage<'a> = (&'a PlannedFile, Vec<(u64, Option<i64>, Option<i64>)>);
+
+async fn read_lineage<'a>(
+    location: &TableLocation,
+    files: &'a [PlannedFile],
+    constants: &HashMap<Path, (Option<i64>, i64)>,
+) -> Result<Vec<FileLineage<'a>>> {
+    use futures::{FutureExt, StreamExt, TryStreamExt};
+    let reads: Vec<_> = files.iter().map(|f| stored_lineage(location, f).boxed()).collect();
+    let stored: Vec<_> = futures::stream::iter(reads).buffered(8).try_collect().await?;
+    let mut out = Vec::with_capacity(files.len());
+    for (file, (ids, seqs)) in files.iter().zip(stored) {
+        let (first, data_seq) = constants.get(&file.path).copied().unwrap_or((None, 0));
+        let deleted = file.deletes.as_deref().unwrap_or(&[]);
+        let mut next_deleted = deleted.iter().peekable();
+        let mut rows = Vec::with_capacity(file.live_rows() as usize);
+        for pos in 0..file.record_count {
+            if next_deleted.next_if_eq(&&pos).is_some() {
+                continue;
+            }
+            let at = pos as usize;
+            let stored_id = ids.as_ref().and_then(|a| a.is_valid(at).then(|| a.value(at)));
+            let id = stored_id.or(first.map(|f| f + pos as i64));
+            let seq = id.map(|_| {
+                seqs.as_ref()
+                    .and_then(|a| a.is_valid(at).then(|| a.value(at)))
+                    .unwrap_or(data_seq)
+            });
+            rows.push((pos, id, seq));
+        }
+        out.push((file, rows));
+    }
+    Ok(out)
+}
+
+/// A data file's stored `_row_id` and `_last_updated_sequence_number`
+/// columns (`None` where it has none), read alone.
+async fn stored_lineage(
+    location: &TableLocation,
+    file: &PlannedFile,
+) -> Result<(
+    Option<datafusion::arrow::array::Int64Array>,
+    Option<datafusion::arrow::array::Int64Array>,
+)> {
+    use datafusion::datasource::physical_plan::parquet::{DefaultParquetFileReaderFactory, ParquetFileReaderFactory};
+    use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+    use futures::TryStreamExt;
+    use parquet::arrow::ProjectionMask;
+    use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
+    let reader: Box<dyn parquet::arrow::async_reader::AsyncFileReader> = DefaultParquetFileReaderFactory::new(
+        Arc::clone(&location.store),
+    )
+    .create_reader(0, file.partitioned_file(), None, &ExecutionPlanMetricsSet::new())?;
+    let builder = ParquetRecordBatchStreamBuilder::new(reader).await?;
+    let id_of = |f: &Field| f.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok());
+    let wanted: Vec<usize> = builder
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(id_of(f), Some(ROW_ID_FIELD_ID | ROW_SEQ_FIELD_ID)))
+        .map(|(i, _)| i)
+        .collect();
+    if wanted.is_empty() {
+        return Ok((None, None));
+    }
+    let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
+    let batches: Vec<_> = builder
+        .with_projection(mask)
+        .with_batch_size(64 * 1024)
+        .build()?
+        .try_collect()
+        .await?;
+    let Some(first) = batches.first() else {
+        return Ok((None, None));
+    };
+    let batch = datafusion::arrow::compute::concat_batches(&first.schema(), &batches)?;
+    let column = |id: i32| {
+        batch
+            .schema()
+            .fields()
+            .iter()
+            .position(|f| id_of(f) == Some(id))
+            .map(|i| batch.column(i).as_primitive::<Int64Type>().clone())
+    };
+    Ok((column(ROW_ID_FIELD_ID), column(ROW_SEQ_FIELD_ID)))
+}
+
+/// A set of row ids: a bitmap over their range when they are dense (row
+/// ids are handed out consecutively), a hash set otherwise.
+enum IdSet {
+    Dense { low: i64, bits: Vec<u64> },
+    Sparse(std::collections::HashSet<i64>),
+}
+
+impl IdSet {
+    fn new(ids: Vec<i64>) -> Self {
+        let (Some(low), Some(high)) = (ids.iter().min().copied(), ids.iter().max().copied()) else {
+            return Self::Sparse(Default::default());
+        };
+        let span = (high as i128 - low as i128 + 1) as u128;
+        if span > 256 * ids.len() as u128 {
+            return Self::Sparse(ids.into_iter().collect());
+        }
+        let mut bits = vec![0u64; (span as usize).div_ceil(64)];
+        for id in ids {
+            let at = (id - low) as usize;
+            bits[at / 64] |= 1 << (at % 64);
+        }
+        Self::Dense { low, bits }
+    }
+
+    fn contains(&self, id: i64) -> bool {
+        match self {
+            Self::Dense { low, bits } => {
+                let Some(at) = id.checked_sub(*low).filter(|a| *a >= 0) else {
+                    return false;
+                };
+                let at = at as usize;
+                bits.get(at / 64).is_some_and(|w| w & (1 << (at % 64)) != 0)
+            }
+            Self::Sparse(set) => set.contains(&id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_sets_dense_and_sparse_hold_what_they_were_given() {
+        let dense = IdSet::new(vec![10, 11, 12, 75, 300]);
+        assert!(matches!(dense, IdSet::Dense { .. }));
+        for (id, held) in [
+            (9, false),
+            (10, true),
+            (12, true),
+            (13, false),
+            (75, true),
+            (300, true),
+            (301, false),
+        ] {
+            assert_eq!(dense.contains(id), held, "{id}");
+        }
+        let sparse = IdSet::new(vec![i64::MIN, 0, i64::MAX]);
+        assert!(matches!(sparse, IdSet::Sparse(_)));
+        assert!(sparse.contains(i64::MIN) && sparse.contains(i64::MAX) && !sparse.contains(1));
+        assert!(!IdSet::new(Vec::new()).contains(0));
+    }
+}

@@ -211,6 +211,7 @@ impl HiddenPartitionsTable {
                 dml: None,
                 extras: Default::default(),
                 join_keys: Vec::new(),
+                hidden: None,
             };
             Ok(t)
         };
@@ -229,11 +230,37 @@ impl HiddenPartitionsTable {
                 SnapshotFiles::Appended(manifests) => (true, vec![side(reading(*id, manifests)?, 1)]),
                 SnapshotFiles::Rewritten { touched, before, after } => {
                     let touched = Arc::new(touched);
-                    let mut sides = vec![side(reading(*id, after)?.restricted(Arc::clone(&touched)), 1)];
-                    if let Some(parent) = parent {
-                        sides.push(side(reading(parent.snapshot_id, before)?.restricted(touched), -1));
+                    let mut now = reading(*id, after)?.restricted(Arc::clone(&touched));
+                    let Some(parent) = parent else {
+                        changes.push(SnapshotChange {
+                            ordinal: ordinal as i32,
+                            snapshot: *id,
+                            appended: false,
+                            sides: vec![side(now, 1)],
+                        });
+                        continue;
+                    };
+                    let mut then = reading(parent.snapshot_id, before)?.restricted(touched);
+                    if crate::plan::lineage::tracked(&md) && !self.table.is_foreign() {
+                        // Rows the rewrite copied unchanged (format version 3
+                        // lineage) are left out of both sides unread.
+                        let (now_files, then_files) =
+                            (now.plan_with(&[], None).await?, then.plan_with(&[], None).await?);
+                        // Each side's snapshot lists the manifests it planned from.
+                        let (Some(now_snapshot), Some(then_snapshot)) = (now.snapshot(), then.snapshot()) else {
+                            return Err(Error::Invalid(format!("table {name} lost snapshot {id} or its parent")));
+                        };
+                        let carried = crate::plan::lineage::carried_over(
+                            &self.table.location,
+                            &md,
+                            (now_snapshot, &now_files.files),
+                            (then_snapshot, &then_files.files),
+                        )
+                        .await?;
+                        now = now.hiding(carried.after);
+                        then = then.hiding(carried.before);
                     }
-                    (false, sides)
+                    (false, vec![side(now, 1), side(then, -1)])
                 }
             };
             changes.push(SnapshotChange {
@@ -248,6 +275,13 @@ impl HiddenPartitionsTable {
 
     fn restricted(mut self, files: Arc<std::collections::HashSet<object_store::path::Path>>) -> Self {
         self.only = Some(files);
+        self
+    }
+
+    fn hiding(mut self, rows: std::collections::HashMap<object_store::path::Path, Vec<u64>>) -> Self {
+        if !rows.is_empty() {
+            self.hidden = Some(Arc::new(rows.into_iter().map(|(p, v)| (p, Arc::from(v))).collect()));
+        }
         self
     }
 }

@@ -97,6 +97,9 @@ pub struct HiddenPartitionsTable {
     /// Join-key pruning: the predicate the keys of a join's other side
     /// make (added to the scan's filters) and what to report.
     pub(crate) join_keys: Vec<Arc<JoinKeys>>,
+    /// Rows the scan leaves out besides the deleted ones, by data file
+    /// (sorted positions): a changelog's rows a rewrite copied unchanged.
+    pub(crate) hidden: Option<Arc<std::collections::HashMap<object_store::path::Path, Arc<[u64]>>>>,
 }
 
 impl HiddenPartitionsTable {
@@ -127,6 +130,7 @@ impl HiddenPartitionsTable {
             dml: None,
             extras: Extras::default(),
             join_keys: Vec::new(),
+            hidden: None,
         })
     }
 
@@ -213,15 +217,34 @@ impl HiddenPartitionsTable {
 
     /// Plan which files a scan with `filters` reads.
     pub async fn plan_files(&self, state: &dyn Session, filters: &[Expr]) -> Result<FilePlan> {
-        let md = &self.version.metadata;
         let pruning = stats_pruning_predicate(state, filters, &self.schema);
-        let mut plan = plan_files(&self.table.location, md, self.snapshot(), filters, pruning.as_deref()).await?;
+        self.plan_with(filters, pruning.as_deref()).await
+    }
+
+    /// [`Self::plan_files`] with the statistics predicate given.
+    pub(crate) async fn plan_with(
+        &self,
+        filters: &[Expr],
+        pruning: Option<&datafusion::physical_optimizer::pruning::PruningPredicate>,
+    ) -> Result<FilePlan> {
+        let md = &self.version.metadata;
+        let mut plan = plan_files(&self.table.location, md, self.snapshot(), filters, pruning).await?;
         if let Some(only) = &self.only {
             plan.keep_only(only, md);
         }
         self.table
             .apply_format_deletes(self.version.version, &mut plan.files)
             .await?;
+        if let Some(hidden) = &self.hidden {
+            for file in &mut plan.files {
+                if let Some(left_out) = hidden.get(&file.path) {
+                    file.deletes = Some(match file.deletes.take() {
+                        Some(deleted) => crate::manifest::deletes::merge(&[deleted, Arc::clone(left_out)]),
+                        None => Arc::clone(left_out),
+                    });
+                }
+            }
+        }
         Ok(plan)
     }
 
