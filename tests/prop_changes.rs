@@ -1,5 +1,6 @@
 //! Changelog reads are exact: random statement sequences (INSERT, DELETE, UPDATE, MERGE,
-//! INSERT OVERWRITE, optimize, ADD / DROP COLUMN, partition evolution) run on copy-on-write
+//! INSERT OVERWRITE, optimize, ADD / DROP COLUMN, partition evolution, upgrade to format
+//! version 3) run on copy-on-write
 //! and merge-on-read tables (v2 position delete files, v3 deletion vectors and row lineage); then for every
 //! snapshot S with parent P, `table_changes('t', P, S)` must be the multiset difference of
 //! the time-travel reads `"t@P"` and `"t@S"` (rows only before: DELETE; only after: INSERT),
@@ -48,6 +49,8 @@ enum Step {
     DropColumn,
     SetAdded(String),
     AddPartitionField,
+    /// Format version 3 from here on (row lineage starts).
+    Upgrade,
 }
 
 fn predicate() -> impl Strategy<Value = String> {
@@ -87,6 +90,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::DropColumn),
         1 => predicate().prop_map(Step::SetAdded),
         1 => Just(Step::AddPartitionField),
+        1 => Just(Step::Upgrade),
     ]
 }
 
@@ -148,6 +152,7 @@ fn sql(step: &Step, added: &mut Vec<String>, next: &mut usize) -> Option<String>
         Step::DropColumn => format!("ALTER TABLE t DROP COLUMN {}", added.pop()?),
         Step::SetAdded(p) => format!("UPDATE t SET {} = id * 10 WHERE {p}", added.last()?),
         Step::AddPartitionField => "ALTER TABLE t ADD PARTITION FIELD bucket(3, id)".into(),
+        Step::Upgrade => "ALTER TABLE t SET TBLPROPERTIES ('format-version' = '3')".into(),
     })
 }
 

@@ -22,7 +22,7 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 
 use super::functions::{aggregate_by_name, scalar_by_name};
 use super::stores::{location_from_wire, location_to_wire};
-use super::wire::{self, JoinKeysNode, TABLE_TAG, TableNode};
+use super::wire::{self, HiddenRowsNode, JoinKeysNode, TABLE_TAG, TableNode};
 use crate::expr::key_function::KeyFunction;
 use crate::provider::HiddenPartitionsTable;
 use crate::provider::scan_exec::JoinKeys;
@@ -65,7 +65,21 @@ fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
         only,
         restricted: t.only.is_some(),
         definition: t.definition.clone(),
-        positions: t.positions.is_some(),
+        positions: t.extras.positions,
+        lineage: t.extras.lineage,
+        hidden: {
+            let mut hidden: Vec<HiddenRowsNode> = t
+                .hidden
+                .iter()
+                .flat_map(|h| h.iter())
+                .map(|(path, positions)| HiddenRowsNode {
+                    path: path.to_string(),
+                    positions: positions.to_vec(),
+                })
+                .collect();
+            hidden.sort_by(|a, b| a.path.cmp(&b.path));
+            hidden
+        },
         join_keys: t
             .join_keys()
             .iter()
@@ -127,7 +141,20 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
         }),
         definition: node.definition,
         dml: None,
-        positions: None,
+        extras: Default::default(),
+        hidden: (!node.hidden.is_empty()).then(|| {
+            Arc::new(
+                node.hidden
+                    .iter()
+                    .map(|h| {
+                        (
+                            object_store::path::Path::from(h.path.as_str()),
+                            Arc::from(h.positions.clone()),
+                        )
+                    })
+                    .collect(),
+            )
+        }),
         join_keys: node
             .join_keys
             .iter()
@@ -158,7 +185,8 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
             })
             .collect::<Result<_>>()?,
     };
-    Ok(if node.positions { table.with_positions() } else { table })
+    let table = if node.positions { table.with_positions() } else { table };
+    Ok(if node.lineage { table.with_lineage() } else { table })
 }
 
 impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {

@@ -61,6 +61,22 @@ pub struct TableNode {
     /// Keys of joins' other sides the scans are planned with.
     #[prost(message, repeated, tag = "12")]
     pub join_keys: Vec<JoinKeysNode>,
+    /// A lineage scan (each row's lineage parts after the table's columns).
+    #[prost(bool, tag = "13")]
+    pub lineage: bool,
+    /// Rows the scans leave out besides deleted ones (a changelog's copied rows).
+    #[prost(message, repeated, tag = "14")]
+    pub hidden: Vec<HiddenRowsNode>,
+}
+
+/// Positions of one data file a scan leaves out.
+#[derive(Clone, PartialEq, Message)]
+pub struct HiddenRowsNode {
+    #[prost(string, tag = "1")]
+    pub path: String,
+    /// Sorted.
+    #[prost(uint64, repeated, tag = "2")]
+    pub positions: Vec<u64>,
 }
 
 /// The keys a join's other side gave a table's scans (`optimizer::join_keys`).

@@ -185,9 +185,9 @@ pub async fn file_constants(
     Ok(out)
 }
 
-/// The rows a rewrite copied without changing them: on each side of one
-/// snapshot, by data file, their positions (sorted). A changelog read
-/// leaves them out: they are the same rows before and after.
+/// The rows a snapshot did not change, found without comparing them: on
+/// each side of the snapshot, by data file, their positions (sorted). A
+/// changelog read leaves them out.
 #[derive(Debug, Default)]
 pub struct CarriedOver {
     /// Positions in the files as of the parent snapshot.
@@ -198,32 +198,54 @@ pub struct CarriedOver {
     pub rows: u64,
 }
 
-/// The rows of `after` (files of `snapshot`, their deletes planned) whose
-/// last update is older than `snapshot` (copied by it), and the rows of
-/// `before` (files of `parent`) with the same ids. Each snapshot lists the
-/// manifests its files were planned from (`PlannedFile::manifest` indexes
-/// them); `md` has the snapshots that added those manifests.
+/// The rows of `after` (files of `snapshot`, their deletes planned) that
+/// are rows of `before` (files of `parent`) unchanged:
 ///
-/// | side   | row (id, last updated) | snapshot 7's rewrite |
-/// |--------|------------------------|----------------------|
-/// | before | (12, 3)                | copied: left out     |
-/// | before | (13, 3)                | changed or deleted   |
-/// | after  | (12, 3)                | copied: left out     |
-/// | after  | (13, 7)                | changed              |
+/// - a file on both sides (its deletes changed) holds the same rows at the
+///   same positions: the rows live on both sides;
+/// - with `lineage` (a format version 3 table), rows of the snapshot's new
+///   files whose last update is older than the snapshot (a rewrite copied
+///   them), and the rows of the files it removed with the same ids.
+///
+/// | side   | file | row (id, last updated) | snapshot 7's rewrite |
+/// |--------|------|------------------------|----------------------|
+/// | before | old  | (12, 3)                | copied: left out     |
+/// | before | old  | (13, 3)                | changed or deleted   |
+/// | after  | new  | (12, 3)                | copied: left out     |
+/// | after  | new  | (13, 7)                | changed              |
 ///
 /// A row without an id (a file from before format version 3) is never
-/// left out.
+/// matched by id. Each snapshot lists the manifests its files were planned
+/// from (`PlannedFile::manifest` indexes them); `md` has the snapshots that
+/// added those manifests.
 pub async fn carried_over(
     location: &TableLocation,
     md: &TableMetadata,
     (snapshot, after): (&Snapshot, &[PlannedFile]),
     (parent, before): (&Snapshot, &[PlannedFile]),
+    lineage: bool,
 ) -> Result<CarriedOver> {
     let mut carried = CarriedOver::default();
+    let then: HashMap<&Path, &PlannedFile> = before.iter().map(|f| (&f.path, f)).collect();
+    let now: HashMap<&Path, &PlannedFile> = after.iter().map(|f| (&f.path, f)).collect();
+    for f in after {
+        if let Some(old) = then.get(&f.path) {
+            let gone = [f.deletes.as_deref(), old.deletes.as_deref()];
+            let live: Vec<u64> = live_positions(f.record_count, &gone).collect();
+            carried.rows += live.len() as u64;
+            carried.before.insert(f.path.clone(), live.clone());
+            carried.after.insert(f.path.clone(), live);
+        }
+    }
+    if !lineage {
+        return Ok(carried);
+    }
+    let added: Vec<PlannedFile> = after.iter().filter(|f| !then.contains_key(&f.path)).cloned().collect();
+    let removed: Vec<PlannedFile> = before.iter().filter(|f| !now.contains_key(&f.path)).cloned().collect();
     let mut ids: Vec<i64> = Vec::new();
-    let constants = file_constants(location, md, snapshot, after).await?;
-    for (file, rows) in read_lineage(location, after, &constants).await? {
-        let positions = carried.after.entry(file.path.clone()).or_default();
+    let constants = file_constants(location, md, snapshot, &added).await?;
+    for (file, rows) in read_lineage(location, &added, &constants).await? {
+        let mut positions = Vec::new();
         for (pos, id, seq) in rows {
             if let (Some(id), Some(seq)) = (id, seq)
                 && seq < snapshot.sequence_number
@@ -232,21 +254,38 @@ pub async fn carried_over(
                 ids.push(id);
             }
         }
-    }
-    carried.rows = ids.len() as u64;
-    let copied = IdSet::new(ids);
-    let constants = file_constants(location, md, parent, before).await?;
-    for (file, rows) in read_lineage(location, before, &constants).await? {
-        let positions = carried.before.entry(file.path.clone()).or_default();
-        for (pos, id, _) in rows {
-            if id.is_some_and(|id| copied.contains(id)) {
-                positions.push(pos);
-            }
+        if !positions.is_empty() {
+            carried.after.insert(file.path.clone(), positions);
         }
     }
-    carried.after.retain(|_, p| !p.is_empty());
-    carried.before.retain(|_, p| !p.is_empty());
+    carried.rows += ids.len() as u64;
+    let copied = IdSet::new(ids);
+    let constants = file_constants(location, md, parent, &removed).await?;
+    for (file, rows) in read_lineage(location, &removed, &constants).await? {
+        let positions: Vec<u64> = rows
+            .into_iter()
+            .filter(|(_, id, _)| id.is_some_and(|id| copied.contains(id)))
+            .map(|(pos, _, _)| pos)
+            .collect();
+        if !positions.is_empty() {
+            carried.before.insert(file.path.clone(), positions);
+        }
+    }
     Ok(carried)
+}
+
+/// The positions below `count` that none of the sorted `deleted` lists hold.
+fn live_positions<'a>(count: u64, deleted: &'a [Option<&'a [u64]>]) -> impl Iterator<Item = u64> + 'a {
+    let mut cursors: Vec<std::iter::Peekable<std::slice::Iter<'a, u64>>> =
+        deleted.iter().flatten().map(|d| d.iter().peekable()).collect();
+    (0..count).filter(move |pos| {
+        let mut gone = false;
+        for c in cursors.iter_mut() {
+            while c.next_if(|d| **d < *pos).is_some() {}
+            gone |= c.peek().is_some_and(|d| **d == *pos);
+        }
+        !gone
+    })
 }
 
 /// (position, row id, last updated) of every live row of each file.
@@ -263,13 +302,8 @@ async fn read_lineage<'a>(
     let mut out = Vec::with_capacity(files.len());
     for (file, (ids, seqs)) in files.iter().zip(stored) {
         let (first, data_seq) = constants.get(&file.path).copied().unwrap_or((None, 0));
-        let deleted = file.deletes.as_deref().unwrap_or(&[]);
-        let mut next_deleted = deleted.iter().peekable();
         let mut rows = Vec::with_capacity(file.live_rows() as usize);
-        for pos in 0..file.record_count {
-            if next_deleted.next_if_eq(&&pos).is_some() {
-                continue;
-            }
+        for pos in live_positions(file.record_count, &[file.deletes.as_deref()]) {
             let at = pos as usize;
             let stored_id = ids.as_ref().and_then(|a| a.is_valid(at).then(|| a.value(at)));
             let id = stored_id.or(first.map(|f| f + pos as i64));
@@ -379,6 +413,15 @@ impl IdSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_positions_skip_every_list() {
+        let a: &[u64] = &[1, 4];
+        let b: &[u64] = &[0, 4, 5];
+        let live: Vec<u64> = live_positions(7, &[Some(a), None, Some(b)]).collect();
+        assert_eq!(live, vec![2, 3, 6]);
+        assert_eq!(live_positions(3, &[]).collect::<Vec<_>>(), vec![0, 1, 2]);
+    }
 
     #[test]
     fn id_sets_dense_and_sparse_hold_what_they_were_given() {

@@ -241,9 +241,12 @@ impl HiddenPartitionsTable {
                         continue;
                     };
                     let mut then = reading(parent.snapshot_id, before)?.restricted(touched);
-                    if crate::plan::lineage::tracked(&md) && !self.table.is_foreign() {
-                        // Rows the rewrite copied unchanged (format version 3
-                        // lineage) are left out of both sides unread.
+                    if !self.table.is_foreign() {
+                        // Rows the snapshot did not change (in files it kept,
+                        // or copied by a rewrite: format version 3 lineage)
+                        // are left out of both sides unread. Not for other
+                        // engines' tables: their equality deletes are no
+                        // positions.
                         let (now_files, then_files) =
                             (now.plan_with(&[], None).await?, then.plan_with(&[], None).await?);
                         // Each side's snapshot lists the manifests it planned from.
@@ -255,6 +258,7 @@ impl HiddenPartitionsTable {
                             &md,
                             (now_snapshot, &now_files.files),
                             (then_snapshot, &then_files.files),
+                            crate::plan::lineage::tracked(&md),
                         )
                         .await?;
                         now = now.hiding(carried.after);

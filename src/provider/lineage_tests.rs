@@ -147,6 +147,7 @@ async fn a_changelog_leaves_out_the_rows_a_rewrite_copied() {
         &then.version.metadata,
         (&snapshot, &after.files),
         (then.snapshot().unwrap(), &before.files),
+        true,
     )
     .await
     .unwrap();
