@@ -156,7 +156,9 @@ async fn append_among_many(s: &Size) {
     );
 }
 
-async fn update_one_percent(s: &Size) {
+const UPDATE_TABLES: [&str; 4] = ["one_day", "every_file", "one_day_v3", "every_file_v3"];
+
+async fn update_one_percent(s: &Size, wanted: impl Fn(&str) -> bool) {
     let dir = tempfile::tempdir().unwrap();
     let ctx = session(dir.path()).await.unwrap();
     let days = 100;
@@ -176,7 +178,8 @@ async fn update_one_percent(s: &Size) {
             "every file, format version 3",
         ),
     ];
-    for (t, properties, _) in tables {
+    let tables: Vec<_> = tables.into_iter().filter(|(t, _, _)| wanted(t)).collect();
+    for &(t, properties, _) in &tables {
         batches(
             &ctx,
             &format!(
@@ -194,7 +197,7 @@ async fn update_one_percent(s: &Size) {
         .await;
     }
     let one_day = format!("ts < to_timestamp_micros({})", START + DAY_MICROS);
-    for (t, _, label) in tables {
+    for &(t, _, label) in &tables {
         let condition = if t.starts_with("one_day") {
             one_day.as_str()
         } else {
@@ -224,7 +227,12 @@ async fn update_one_percent(s: &Size) {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let full = std::env::args().any(|a| a == "--bench");
-    let s = if full { &FULL } else { &TINY };
+    let mut s = if full { FULL } else { TINY };
+    // More runs (to profile one case): HP_BENCH_RUNS.
+    if let Some(runs) = std::env::var("HP_BENCH_RUNS").ok().and_then(|r| r.parse().ok()) {
+        s.runs = runs;
+    }
+    let s = &s;
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
     println!("| case | table_changes | baseline (same run) | ratio | data |");
@@ -232,7 +240,9 @@ async fn main() {
     if wanted("append_among_many") {
         append_among_many(s).await;
     }
-    if wanted("update_one_percent") {
-        update_one_percent(s).await;
+    // Also one table of it (`every_file_v3`).
+    let tables: Vec<&String> = only.iter().filter(|o| UPDATE_TABLES.contains(&o.as_str())).collect();
+    if wanted("update_one_percent") || !tables.is_empty() {
+        update_one_percent(s, |t| tables.is_empty() || tables.iter().any(|o| o.as_str() == t)).await;
     }
 }

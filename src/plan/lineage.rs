@@ -244,7 +244,7 @@ pub async fn carried_over(
     let removed: Vec<PlannedFile> = before.iter().filter(|f| !now.contains_key(&f.path)).cloned().collect();
     let mut ids: Vec<i64> = Vec::new();
     let constants = file_constants(location, md, snapshot, &added).await?;
-    for (file, rows) in read_lineage(location, &added, &constants).await? {
+    for_each_file(location, &added, &constants, |file, rows| {
         let mut positions = Vec::new();
         for (pos, id, seq) in rows {
             if let (Some(id), Some(seq)) = (id, seq)
@@ -255,22 +255,23 @@ pub async fn carried_over(
             }
         }
         if !positions.is_empty() {
-            carried.after.insert(file.path.clone(), positions);
+            carried.after.insert(file.clone(), positions);
         }
-    }
+    })
+    .await?;
     carried.rows += ids.len() as u64;
     let copied = IdSet::new(ids);
     let constants = file_constants(location, md, parent, &removed).await?;
-    for (file, rows) in read_lineage(location, &removed, &constants).await? {
+    for_each_file(location, &removed, &constants, |file, rows| {
         let positions: Vec<u64> = rows
-            .into_iter()
             .filter(|(_, id, _)| id.is_some_and(|id| copied.contains(id)))
             .map(|(pos, _, _)| pos)
             .collect();
         if !positions.is_empty() {
-            carried.before.insert(file.path.clone(), positions);
+            carried.before.insert(file.clone(), positions);
         }
-    }
+    })
+    .await?;
     Ok(carried)
 }
 
@@ -288,35 +289,52 @@ fn live_positions<'a>(count: u64, deleted: &'a [Option<&'a [u64]>]) -> impl Iter
     })
 }
 
-/// (position, row id, last updated) of every live row of each file.
-type FileLineage<'a> = (&'a PlannedFile, Vec<(u64, Option<i64>, Option<i64>)>);
+/// (position, row id, last updated) of one row.
+type RowLineage = (u64, Option<i64>, Option<i64>);
 
-async fn read_lineage<'a>(
+/// Calls `f` with each of `files` and its live rows' lineage, in order.
+async fn for_each_file(
     location: &TableLocation,
-    files: &'a [PlannedFile],
+    files: &[PlannedFile],
     constants: &HashMap<Path, (Option<i64>, i64)>,
-) -> Result<Vec<FileLineage<'a>>> {
+    mut f: impl FnMut(&Path, &mut dyn Iterator<Item = RowLineage>),
+) -> Result<()> {
     use futures::{FutureExt, StreamExt, TryStreamExt};
     let reads: Vec<_> = files.iter().map(|f| stored_lineage(location, f).boxed()).collect();
-    let stored: Vec<_> = futures::stream::iter(reads).buffered(8).try_collect().await?;
-    let mut out = Vec::with_capacity(files.len());
-    for (file, (ids, seqs)) in files.iter().zip(stored) {
+    let mut stored = futures::stream::iter(reads).buffered(8);
+    for file in files {
+        let Some((ids, seqs)) = stored.try_next().await? else {
+            return crate::format_err!("the lineage of data file {} was not read", file.path);
+        };
         let (first, data_seq) = constants.get(&file.path).copied().unwrap_or((None, 0));
-        let mut rows = Vec::with_capacity(file.live_rows() as usize);
-        for pos in live_positions(file.record_count, &[file.deletes.as_deref()]) {
-            let at = pos as usize;
-            let stored_id = ids.as_ref().and_then(|a| a.is_valid(at).then(|| a.value(at)));
-            let id = stored_id.or(first.map(|f| f + pos as i64));
-            let seq = id.map(|_| {
-                seqs.as_ref()
-                    .and_then(|a| a.is_valid(at).then(|| a.value(at)))
-                    .unwrap_or(data_seq)
-            });
-            rows.push((pos, id, seq));
+        let deleted = [file.deletes.as_deref()];
+        let live = live_positions(file.record_count, &deleted);
+        match (&ids, &seqs) {
+            // Nothing stored: every id inherited.
+            (None, None) => f(
+                &file.path,
+                &mut live.map(|pos| {
+                    let id = first.map(|first| first + pos as i64);
+                    (pos, id, id.map(|_| data_seq))
+                }),
+            ),
+            _ => f(
+                &file.path,
+                &mut live.map(|pos| {
+                    let at = pos as usize;
+                    let stored_id = ids.as_ref().and_then(|a| a.is_valid(at).then(|| a.value(at)));
+                    let id = stored_id.or(first.map(|first| first + pos as i64));
+                    let seq = id.map(|_| {
+                        seqs.as_ref()
+                            .and_then(|a| a.is_valid(at).then(|| a.value(at)))
+                            .unwrap_or(data_seq)
+                    });
+                    (pos, id, seq)
+                }),
+            ),
         }
-        out.push((file, rows));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A data file's stored `_row_id` and `_last_updated_sequence_number`
