@@ -337,16 +337,24 @@ pub fn skipping_deleted(file: PartitionedFile, rows: u64, deleted: &[u64]) -> Pa
 /// (sorted); positions past the end are ignored.
 pub fn keep_selection(rows: u64, deleted: &[u64]) -> RowSelection {
     let mut selectors = Vec::new();
-    let mut next = 0u64;
+    // Rows before `next` are decided; `skipping` of them, the last, are skipped.
+    let (mut next, mut skipping) = (0u64, 0u64);
     for &p in deleted.iter().filter(|p| **p < rows) {
         if p < next {
             continue;
         }
         if p > next {
+            if skipping > 0 {
+                selectors.push(RowSelector::skip(skipping as usize));
+                skipping = 0;
+            }
             selectors.push(RowSelector::select((p - next) as usize));
         }
-        selectors.push(RowSelector::skip(1));
+        skipping += 1;
         next = p + 1;
+    }
+    if skipping > 0 {
+        selectors.push(RowSelector::skip(skipping as usize));
     }
     if next < rows {
         selectors.push(RowSelector::select((rows - next) as usize));
