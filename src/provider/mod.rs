@@ -12,6 +12,3 @@ pub mod write_exec;
 
 pub use scan_exec::HiddenPartitionsScanExec;
 pub use table_provider::HiddenPartitionsTable;
-
-#[cfg(test)]
-mod lineage_tests;

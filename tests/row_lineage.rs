@@ -7,8 +7,9 @@ use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::Int64Type;
 use datafusion::prelude::{SessionContext, col};
 
-use super::HiddenPartitionsTable;
-use crate::plan::lineage::{self, ROW_ID, ROW_SEQ};
+use datafusion::catalog::TableProvider;
+use hidden_partitions::plan::lineage::{self, ROW_ID, ROW_SEQ};
+use hidden_partitions::provider::HiddenPartitionsTable;
 
 /// (id, row id, last updated sequence number) of every row, by id.
 async fn lineage_of(ctx: &SessionContext, table: &str) -> Vec<(i64, Option<i64>, Option<i64>)> {
@@ -42,7 +43,7 @@ async fn lineage_of(ctx: &SessionContext, table: &str) -> Vec<(i64, Option<i64>,
 }
 
 async fn run(ctx: &SessionContext, sql: &str) {
-    crate::execute_sql(ctx, sql)
+    hidden_partitions::execute_sql(ctx, sql)
         .await
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
@@ -50,7 +51,7 @@ async fn run(ctx: &SessionContext, sql: &str) {
 #[tokio::test]
 async fn rewrites_keep_the_ids_of_the_rows_they_copy_and_renew_the_sequence_of_those_they_change() {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = crate::session(dir.path()).await.unwrap();
+    let ctx = hidden_partitions::session(dir.path()).await.unwrap();
     run(
         &ctx,
         "CREATE TABLE t (id BIGINT, v VARCHAR) PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('format-version' = '3')",
@@ -112,19 +113,18 @@ async fn rewrites_keep_the_ids_of_the_rows_they_copy_and_renew_the_sequence_of_t
 #[tokio::test]
 async fn a_table_before_format_version_3_has_no_lineage_to_read() {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = crate::session(dir.path()).await.unwrap();
+    let ctx = hidden_partitions::session(dir.path()).await.unwrap();
     run(&ctx, "CREATE TABLE t (id BIGINT)").await;
     run(&ctx, "INSERT INTO t VALUES (1)").await;
     let provider = ctx.table_provider("t").await.unwrap();
     let ours = provider.downcast_ref::<HiddenPartitionsTable>().unwrap();
-    use datafusion::catalog::TableProvider;
     assert_eq!(ours.with_lineage().schema(), ours.schema());
 }
 
 #[tokio::test]
 async fn a_changelog_leaves_out_the_rows_a_rewrite_copied() {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = crate::session(dir.path()).await.unwrap();
+    let ctx = hidden_partitions::session(dir.path()).await.unwrap();
     run(
         &ctx,
         "CREATE TABLE t (id BIGINT, v VARCHAR) TBLPROPERTIES ('format-version' = '3')",
@@ -134,17 +134,21 @@ async fn a_changelog_leaves_out_the_rows_a_rewrite_copied() {
     run(&ctx, "UPDATE t SET v = 'y' WHERE id = 3").await;
     let provider = ctx.table_provider("t").await.unwrap();
     let now = provider.downcast_ref::<HiddenPartitionsTable>().unwrap().clone();
-    let md = Arc::clone(&now.version.metadata);
     let snapshot = now.snapshot().unwrap().clone();
-    let parent = md.snapshot(snapshot.parent_snapshot_id.unwrap()).unwrap().clone();
+    let parent = now
+        .metadata()
+        .snapshot(snapshot.parent_snapshot_id.unwrap())
+        .unwrap()
+        .clone();
     let then = now.clone().at(&parent.snapshot_id.to_string()).await.unwrap();
+    let state = ctx.state();
     let (after, before) = (
-        now.plan_with(&[], None).await.unwrap(),
-        then.plan_with(&[], None).await.unwrap(),
+        now.plan_files(&state, &[]).await.unwrap(),
+        then.plan_files(&state, &[]).await.unwrap(),
     );
     let carried = lineage::carried_over(
-        &now.table.location,
-        &then.version.metadata,
+        &now.table().location,
+        then.metadata(),
         (&snapshot, &after.files),
         (then.snapshot().unwrap(), &before.files),
         true,
@@ -158,7 +162,7 @@ async fn a_changelog_leaves_out_the_rows_a_rewrite_copied() {
     };
     assert_eq!(positions(&carried.before), vec![0, 1, 2, 4]);
     assert_eq!(positions(&carried.after).len(), 4);
-    let changes = crate::execute_sql(
+    let changes = hidden_partitions::execute_sql(
         &ctx,
         &format!(
             "SELECT id, v, _change_type FROM table_changes('t', {}, NULL) ORDER BY _change_type",
@@ -175,4 +179,44 @@ async fn a_changelog_leaves_out_the_rows_a_rewrite_copied() {
         "{text}"
     );
     assert_eq!(text.lines().count(), 6, "{text}");
+}
+
+#[tokio::test]
+async fn a_changelog_of_a_merge_on_read_delete_leaves_out_the_rows_its_file_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = hidden_partitions::session(dir.path()).await.unwrap();
+    run(
+        &ctx,
+        "CREATE TABLE t (id BIGINT) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')",
+    )
+    .await;
+    run(&ctx, "INSERT INTO t SELECT value FROM range(6)").await;
+    run(&ctx, "DELETE FROM t WHERE id = 4").await;
+    let provider = ctx.table_provider("t").await.unwrap();
+    let now = provider.downcast_ref::<HiddenPartitionsTable>().unwrap().clone();
+    let snapshot = now.snapshot().unwrap().clone();
+    let then = now
+        .clone()
+        .at(&snapshot.parent_snapshot_id.unwrap().to_string())
+        .await
+        .unwrap();
+    let state = ctx.state();
+    let (after, before) = (
+        now.plan_files(&state, &[]).await.unwrap(),
+        then.plan_files(&state, &[]).await.unwrap(),
+    );
+    // Format version 2: no lineage; the file both sides have is matched by position.
+    let carried = lineage::carried_over(
+        &now.table().location,
+        then.metadata(),
+        (&snapshot, &after.files),
+        (then.snapshot().unwrap(), &before.files),
+        false,
+    )
+    .await
+    .unwrap();
+    assert_eq!(carried.rows, 5);
+    let positions: Vec<u64> = carried.before.values().flatten().copied().collect();
+    assert_eq!(positions, vec![0, 1, 2, 3, 5]);
+    assert_eq!(carried.after.values().flatten().copied().collect::<Vec<_>>(), positions);
 }
