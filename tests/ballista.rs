@@ -590,3 +590,29 @@ async fn join_key_pruning_gives_duckdbs_rows_locally_and_on_clusters() {
         "{kept} fact files kept; files read by the executors: {reads:?}"
     );
 }
+
+/// Changelog reads on a cluster: the rows a rewrite copied (format version
+/// 3 lineage) and a merge-on-read delete's kept rows are left out as in the
+/// local session (the scans carry the hidden rows over the wire).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn changelog_reads_on_a_cluster_leave_out_the_same_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("warehouse");
+    let open = || Warehouse::local(&wh).unwrap();
+    let local = session_with(open()).await.unwrap();
+    execute_sql(
+        &local,
+        "CREATE TABLE ch (id BIGINT, v VARCHAR) PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('format-version' = '3', 'write.delete.mode' = 'merge-on-read');
+         INSERT INTO ch SELECT value, 'x' FROM range(200);
+         ALTER TABLE ch CREATE TAG start;
+         UPDATE ch SET v = 'y' WHERE id % 50 = 0;
+         DELETE FROM ch WHERE id = 7;",
+    )
+    .await
+    .expect("the table and its history");
+    let sql = "SELECT id, v, _change_type, _change_ordinal FROM table_changes('ch', 'start', NULL, 'id') ORDER BY _change_ordinal, id, _change_type";
+    let want = rows(&local, sql).await;
+    assert_eq!(want.lines().count(), 4 + 2 * 4 + 1, "{want}");
+    let standalone = hidden_partitions::ballista::standalone(open(), 2).await.unwrap();
+    assert_eq!(rows(&standalone, sql).await, want, "in-process cluster");
+}
