@@ -42,6 +42,36 @@ async fn lineage_of(ctx: &SessionContext, table: &str) -> Vec<(i64, Option<i64>,
     rows
 }
 
+/// What `lineage::carried_over` finds for table `t`'s current snapshot
+/// against its parent (`lineage`: match by row ids too), and the parent's id.
+async fn carried_over_last(ctx: &SessionContext, lineage: bool) -> (lineage::CarriedOver, i64) {
+    let provider = ctx.table_provider("t").await.unwrap();
+    let now = provider.downcast_ref::<HiddenPartitionsTable>().unwrap().clone();
+    let snapshot = now.snapshot().unwrap().clone();
+    let parent = snapshot.parent_snapshot_id.unwrap();
+    let then = now.clone().at(&parent.to_string()).await.unwrap();
+    let state = ctx.state();
+    let (after, before) = (
+        now.plan_files(&state, &[]).await.unwrap(),
+        then.plan_files(&state, &[]).await.unwrap(),
+    );
+    let carried = lineage::carried_over(
+        &now.table().location,
+        then.metadata(),
+        (&snapshot, &after.files),
+        (then.snapshot().unwrap(), &before.files),
+        lineage,
+    )
+    .await
+    .unwrap();
+    (carried, parent)
+}
+
+/// The positions of `carried`'s files, all together.
+fn positions(carried: &std::collections::HashMap<object_store::path::Path, Vec<u64>>) -> Vec<u64> {
+    carried.values().flatten().copied().collect()
+}
+
 async fn run(ctx: &SessionContext, sql: &str) {
     hidden_partitions::execute_sql(ctx, sql)
         .await
@@ -132,42 +162,14 @@ async fn a_changelog_leaves_out_the_rows_a_rewrite_copied() {
     .await;
     run(&ctx, "INSERT INTO t SELECT value, 'x' FROM range(5)").await;
     run(&ctx, "UPDATE t SET v = 'y' WHERE id = 3").await;
-    let provider = ctx.table_provider("t").await.unwrap();
-    let now = provider.downcast_ref::<HiddenPartitionsTable>().unwrap().clone();
-    let snapshot = now.snapshot().unwrap().clone();
-    let parent = now
-        .metadata()
-        .snapshot(snapshot.parent_snapshot_id.unwrap())
-        .unwrap()
-        .clone();
-    let then = now.clone().at(&parent.snapshot_id.to_string()).await.unwrap();
-    let state = ctx.state();
-    let (after, before) = (
-        now.plan_files(&state, &[]).await.unwrap(),
-        then.plan_files(&state, &[]).await.unwrap(),
-    );
-    let carried = lineage::carried_over(
-        &now.table().location,
-        then.metadata(),
-        (&snapshot, &after.files),
-        (then.snapshot().unwrap(), &before.files),
-        true,
-    )
-    .await
-    .unwrap();
+    let (carried, parent) = carried_over_last(&ctx, true).await;
     // Four rows copied, left out on both sides; the updated row stays.
     assert_eq!(carried.rows, 4);
-    let positions = |m: &std::collections::HashMap<object_store::path::Path, Vec<u64>>| {
-        m.values().flatten().copied().collect::<Vec<_>>()
-    };
     assert_eq!(positions(&carried.before), vec![0, 1, 2, 4]);
     assert_eq!(positions(&carried.after).len(), 4);
     let changes = hidden_partitions::execute_sql(
         &ctx,
-        &format!(
-            "SELECT id, v, _change_type FROM table_changes('t', {}, NULL) ORDER BY _change_type",
-            parent.snapshot_id
-        ),
+        &format!("SELECT id, v, _change_type FROM table_changes('t', {parent}, NULL) ORDER BY _change_type"),
     )
     .await
     .unwrap();
@@ -192,31 +194,9 @@ async fn a_changelog_of_a_merge_on_read_delete_leaves_out_the_rows_its_file_kept
     .await;
     run(&ctx, "INSERT INTO t SELECT value FROM range(6)").await;
     run(&ctx, "DELETE FROM t WHERE id = 4").await;
-    let provider = ctx.table_provider("t").await.unwrap();
-    let now = provider.downcast_ref::<HiddenPartitionsTable>().unwrap().clone();
-    let snapshot = now.snapshot().unwrap().clone();
-    let then = now
-        .clone()
-        .at(&snapshot.parent_snapshot_id.unwrap().to_string())
-        .await
-        .unwrap();
-    let state = ctx.state();
-    let (after, before) = (
-        now.plan_files(&state, &[]).await.unwrap(),
-        then.plan_files(&state, &[]).await.unwrap(),
-    );
     // Format version 2: no lineage; the file both sides have is matched by position.
-    let carried = lineage::carried_over(
-        &now.table().location,
-        then.metadata(),
-        (&snapshot, &after.files),
-        (then.snapshot().unwrap(), &before.files),
-        false,
-    )
-    .await
-    .unwrap();
+    let (carried, _) = carried_over_last(&ctx, false).await;
     assert_eq!(carried.rows, 5);
-    let positions: Vec<u64> = carried.before.values().flatten().copied().collect();
-    assert_eq!(positions, vec![0, 1, 2, 3, 5]);
-    assert_eq!(carried.after.values().flatten().copied().collect::<Vec<_>>(), positions);
+    assert_eq!(positions(&carried.before), vec![0, 1, 2, 3, 5]);
+    assert_eq!(positions(&carried.after), positions(&carried.before));
 }

@@ -230,41 +230,15 @@ impl HiddenPartitionsTable {
                 SnapshotFiles::Appended(manifests) => (true, vec![side(reading(*id, manifests)?, 1)]),
                 SnapshotFiles::Rewritten { touched, before, after } => {
                     let touched = Arc::new(touched);
-                    let mut now = reading(*id, after)?.restricted(Arc::clone(&touched));
-                    let Some(parent) = parent else {
-                        changes.push(SnapshotChange {
-                            ordinal: ordinal as i32,
-                            snapshot: *id,
-                            appended: false,
-                            sides: vec![side(now, 1)],
-                        });
-                        continue;
-                    };
-                    let mut then = reading(parent.snapshot_id, before)?.restricted(touched);
-                    if !self.table.is_foreign() {
-                        // Rows the snapshot did not change (in files it kept,
-                        // or copied by a rewrite: format version 3 lineage)
-                        // are left out of both sides unread. Not for other
-                        // engines' tables: their equality deletes are no
-                        // positions.
-                        let (now_files, then_files) =
-                            (now.plan_with(&[], None).await?, then.plan_with(&[], None).await?);
-                        // Each side's snapshot lists the manifests it planned from.
-                        let (Some(now_snapshot), Some(then_snapshot)) = (now.snapshot(), then.snapshot()) else {
-                            return Err(Error::Invalid(format!("table {name} lost snapshot {id} or its parent")));
-                        };
-                        let carried = crate::plan::lineage::carried_over(
-                            &self.table.location,
-                            &md,
-                            (now_snapshot, &now_files.files),
-                            (then_snapshot, &then_files.files),
-                            crate::plan::lineage::tracked(&md),
-                        )
-                        .await?;
-                        now = now.hiding(carried.after);
-                        then = then.hiding(carried.before);
+                    let now = reading(*id, after)?.restricted(Arc::clone(&touched));
+                    match parent {
+                        None => (false, vec![side(now, 1)]),
+                        Some(parent) => {
+                            let then = reading(parent.snapshot_id, before)?.restricted(touched);
+                            let (now, then) = self.without_unchanged(&md, now, then).await?;
+                            (false, vec![side(now, 1), side(then, -1)])
+                        }
                     }
-                    (false, vec![side(now, 1), side(then, -1)])
                 }
             };
             changes.push(SnapshotChange {
@@ -275,6 +249,38 @@ impl HiddenPartitionsTable {
             });
         }
         changelog_view(&schema, changes, Vec::new(), &request.ids)
+    }
+
+    /// The two sides of a snapshot that rewrote files, each without the
+    /// rows the snapshot did not change (in files it kept, or copied by a
+    /// rewrite: format version 3 lineage), left out unread. Not for other
+    /// engines' tables: their equality deletes are no positions.
+    async fn without_unchanged(
+        &self,
+        md: &crate::spec::TableMetadata,
+        now: HiddenPartitionsTable,
+        then: HiddenPartitionsTable,
+    ) -> Result<(HiddenPartitionsTable, HiddenPartitionsTable)> {
+        if self.table.is_foreign() {
+            return Ok((now, then));
+        }
+        let (now_files, then_files) = (now.plan_with(&[], None).await?, then.plan_with(&[], None).await?);
+        // Each side's snapshot lists the manifests it planned from.
+        let (Some(now_snapshot), Some(then_snapshot)) = (now.snapshot(), then.snapshot()) else {
+            return Err(Error::Invalid(format!(
+                "table {}: a changelog side lost its snapshot",
+                self.table.name
+            )));
+        };
+        let carried = crate::plan::lineage::carried_over(
+            &self.table.location,
+            md,
+            (now_snapshot, &now_files.files),
+            (then_snapshot, &then_files.files),
+            crate::plan::lineage::tracked(md),
+        )
+        .await?;
+        Ok((now.hiding(carried.after), then.hiding(carried.before)))
     }
 
     fn restricted(mut self, files: Arc<std::collections::HashSet<object_store::path::Path>>) -> Self {
