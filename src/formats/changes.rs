@@ -65,6 +65,8 @@ impl ForeignTable {
         let to_id = snapshots.last().copied();
         let mut changes = Vec::new();
         let mut recorded = Vec::new();
+        // The snapshot read last: the next one's parent in a linear range.
+        let mut last: Option<(i64, ForeignTable)> = None;
         for (start, segment) in segments(&md, &snapshots) {
             if let Some(feed) = self
                 .recorded(segment, to_id.map(|id| (id, to)), to_fields, &schema)
@@ -82,10 +84,14 @@ impl ForeignTable {
                     continue;
                 }
                 let now = self.at(&id.to_string()).await?;
+                let opened = last.replace((*id, now.clone()));
                 let (appended, sides) = match snapshot.parent_snapshot_id {
                     None => (true, vec![side(now, to_fields, 1)?]),
                     Some(parent) => {
-                        let then = self.at(&parent.to_string()).await?;
+                        let then = match opened {
+                            Some((read, table)) if read == parent => table,
+                            _ => self.at(&parent.to_string()).await?,
+                        };
                         match appended(&then, &now)? {
                             Some(added) => (true, vec![side(now.restricted_to(added), to_fields, 1)?]),
                             None => match changed_files(&then, &now).await? {

@@ -328,7 +328,7 @@ impl ForeignTable {
         if let Some(id) = md.current_snapshot_id
             && let Some(snapshot) = md.snapshots.iter_mut().find(|s| s.snapshot_id == id)
         {
-            snapshot.manifests = Some(manifests);
+            snapshot.manifests = Some(Arc::new(manifests));
         }
         table
     }
@@ -393,7 +393,7 @@ impl ForeignTable {
         if entries && let Some(current) = metadata.current_snapshot_id {
             let deletes = self.reader.delete_manifests()?;
             if let Some(s) = metadata.snapshots.iter_mut().find(|s| s.snapshot_id == current)
-                && let Some(manifests) = s.manifests.as_mut()
+                && let Some(manifests) = s.manifests.as_mut().map(std::sync::Arc::make_mut)
             {
                 manifests.extend(deletes);
             }

@@ -377,7 +377,7 @@ mod tests {
             timestamp_ms: 1_700_000_000_000,
             operation: "update".into(),
             summary: std::sync::Arc::new([("added-data-files".to_string(), "1".to_string())].into()),
-            manifests: Some(vec![]),
+            manifests: Some(Default::default()),
             manifests_file: None,
             table_spec_id: Some(0),
             manifest_list: list.map(str::to_string),

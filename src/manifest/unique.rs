@@ -60,7 +60,7 @@ fn listed_once_exactly<'a>(
                 v.insert(manifest);
             }
             Entry::Occupied(o) => {
-                let listed = snapshot.manifests.as_deref().unwrap_or_default();
+                let listed = snapshot.manifests.as_deref().map(Vec::as_slice).unwrap_or_default();
                 let name = |i: usize| listed.get(i).map_or("?", |m| m.path.as_str());
                 let (first, second) = (name(*o.get()), name(manifest));
                 let place = if first == second {
@@ -86,7 +86,7 @@ fn listed_once_exactly<'a>(
 /// recorded as listing every file once. The manifest count and the first
 /// manifest's path make a reused snapshot id at a replaced table a miss.
 pub fn verified_key(table_url: &str, snapshot: &Snapshot) -> String {
-    let listed = snapshot.manifests.as_deref().unwrap_or_default();
+    let listed = snapshot.manifests.as_deref().map(Vec::as_slice).unwrap_or_default();
     format!(
         "listed-once:{table_url}#{}:{}:{}",
         snapshot.snapshot_id,
@@ -132,7 +132,7 @@ mod tests {
             timestamp_ms: 0,
             operation: "append".into(),
             summary: Default::default(),
-            manifests: Some(vec![]),
+            manifests: Some(Default::default()),
             manifests_file: None,
             table_spec_id: None,
             manifest_list: None,

@@ -60,15 +60,18 @@ pub async fn snapshot_files(
         Some(p) => p.manifests()?,
         None => &[],
     };
-    let listed = |ms: &[ManifestFile]| ms.iter().map(|m| m.path.clone()).collect::<HashSet<_>>();
+    fn listed(ms: &[ManifestFile]) -> HashSet<&str> {
+        ms.iter().map(|m| m.path.as_str()).collect()
+    }
     let (then_paths, now_paths) = (listed(then), listed(now));
-    let added: Vec<&ManifestFile> = now.iter().filter(|m| !then_paths.contains(&m.path)).collect();
-    let removed: Vec<&ManifestFile> = then.iter().filter(|m| !now_paths.contains(&m.path)).collect();
+    let added: Vec<&ManifestFile> = now.iter().filter(|m| !then_paths.contains(m.path.as_str())).collect();
+    let removed: Vec<&ManifestFile> = then.iter().filter(|m| !now_paths.contains(m.path.as_str())).collect();
     if added.is_empty() && removed.is_empty() {
         return Ok(SnapshotFiles::Unchanged);
     }
-    if let Some(appended) = appended(then, now) {
-        return Ok(SnapshotFiles::Appended(appended));
+    // An append: only new data manifests, every parent's one kept.
+    if removed.is_empty() && added.iter().all(|m| m.content.is_data()) {
+        return Ok(SnapshotFiles::Appended(added.into_iter().cloned().collect()));
     }
     let (gone, new) = (
         data_paths(location, md, &of_kind(&removed, true)).await?,

@@ -189,6 +189,7 @@ impl HiddenPartitionsTable {
         let mut bare = md.with_snapshots(|_| false);
         bare.current_spec_id = to_spec;
         let reading = |snapshot: i64, manifests: Vec<ManifestFile>| -> Result<HiddenPartitionsTable> {
+            let manifests = Arc::new(manifests);
             let mut s = md
                 .snapshot(snapshot)
                 .cloned()

@@ -90,7 +90,13 @@ impl RuntimeContext {
         Self {
             metadata,
             manifests: snapshot
-                .map(|s| s.manifests.iter().flatten().map(|m| m.partitions.clone()).collect())
+                .map(|s| {
+                    s.manifests
+                        .iter()
+                        .flat_map(|m| m.iter())
+                        .map(|m| m.partitions.clone())
+                        .collect()
+                })
                 .unwrap_or_default(),
             files: files
                 .iter()

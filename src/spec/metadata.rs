@@ -157,8 +157,10 @@ pub struct Snapshot {
     pub summary: Arc<BTreeMap<String, String>>,
     /// All manifests of the table at this snapshot; `None` while they are
     /// in `manifests-file` and not loaded (see [`Snapshot::manifests`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub manifests: Option<Vec<ManifestFile>>,
+    /// Shared like `summary`: a snapshot's list is copied into every read
+    /// of it (hundreds of entries), and changed only by commits.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "shared_list")]
+    pub manifests: Option<Manifests>,
     /// The file that lists this snapshot's manifests (relative to the table
     /// location, as stored), once it is not the current snapshot.
     #[serde(rename = "manifests-file", default, skip_serializing_if = "Option::is_none")]
@@ -181,6 +183,25 @@ pub struct Snapshot {
 }
 
 /// (De)serializes an `Arc`-shared map as the map itself.
+/// A snapshot's manifests, shared between copies of the metadata.
+pub type Manifests = Arc<Vec<ManifestFile>>;
+
+mod shared_list {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{ManifestFile, Manifests};
+
+    pub fn serialize<S: Serializer>(list: &Option<Manifests>, s: S) -> Result<S::Ok, S::Error> {
+        list.as_deref().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Manifests>, D::Error> {
+        Option::<Vec<ManifestFile>>::deserialize(d).map(|l| l.map(Arc::new))
+    }
+}
+
 mod shared_map {
     use std::collections::BTreeMap;
     use std::sync::Arc;
@@ -307,7 +328,10 @@ impl Snapshot {
     pub fn manifests_mut(&mut self) -> Result<&mut Vec<ManifestFile>> {
         let id = self.snapshot_id;
         let file = self.manifests_file.clone();
-        self.manifests.as_mut().ok_or_else(|| not_loaded(id, file.as_deref()))
+        self.manifests
+            .as_mut()
+            .map(Arc::make_mut)
+            .ok_or_else(|| not_loaded(id, file.as_deref()))
     }
 
     /// Whether its manifests are in memory.

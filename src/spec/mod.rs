@@ -12,7 +12,7 @@ pub mod validate;
 
 pub use data_file::{BlobRange, ColumnStats, DataFile};
 pub use metadata::{
-    FieldSummary, IcebergManifest, ManifestContent, ManifestFile, MetadataLogEntry, Snapshot, SnapshotRef,
+    FieldSummary, IcebergManifest, ManifestContent, ManifestFile, Manifests, MetadataLogEntry, Snapshot, SnapshotRef,
     TableMetadata,
 };
 pub use partition::{BoundPartitionField, PartitionField, PartitionSpec};

@@ -140,7 +140,7 @@ pub fn check(md: &TableMetadata) -> Result<(), String> {
             }
             _ => {}
         }
-        for m in s.manifests.iter().flatten() {
+        for m in s.manifests.iter().flat_map(|m| m.iter()) {
             if !specs.contains(&m.spec_id) {
                 return Err(format!(
                     "snapshot {}: manifest {} names table spec {}, which is not listed",

@@ -524,11 +524,14 @@ async fn catalog_table(
 
 /// The schema that holds `name` (the session's defaults fill in the rest).
 fn schema_of(ctx: &SessionContext, name: &TableReference) -> Option<Arc<dyn datafusion::catalog::SchemaProvider>> {
-    let state = ctx.state();
-    let resolved = name.clone().resolve(
-        &state.config_options().catalog.default_catalog,
-        &state.config_options().catalog.default_schema,
-    );
+    // Read in place: `ctx.state()` copies the whole session (every
+    // function registry), per statement.
+    let resolved = {
+        let state = ctx.state_ref();
+        let state = state.read();
+        let catalog = &state.config_options().catalog;
+        name.clone().resolve(&catalog.default_catalog, &catalog.default_schema)
+    };
     ctx.catalog(&resolved.catalog)?.schema(&resolved.schema)
 }
 

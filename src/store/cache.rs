@@ -39,7 +39,7 @@ enum Entry {
     Bytes(Bytes),
     Batch(RecordBatch),
     /// A parsed list of manifests and the size of its text.
-    Manifests(Arc<[crate::spec::ManifestFile]>, usize),
+    Manifests(crate::spec::Manifests, usize),
     Flag,
 }
 
@@ -171,14 +171,14 @@ impl ObjectCache {
         self.put(key, Entry::Batch(batch));
     }
 
-    pub fn manifests(&self, key: &str) -> Option<Arc<[crate::spec::ManifestFile]>> {
+    pub fn manifests(&self, key: &str) -> Option<crate::spec::Manifests> {
         match self.get(key)? {
             Entry::Manifests(m, _) => Some(m),
             _ => None,
         }
     }
 
-    pub fn put_manifests(&self, key: String, manifests: Arc<[crate::spec::ManifestFile]>, text: usize) {
+    pub fn put_manifests(&self, key: String, manifests: crate::spec::Manifests, text: usize) {
         self.put(key, Entry::Manifests(manifests, text));
     }
 

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use super::location::TableLocation;
 use crate::error::{Error, Result};
-use crate::spec::{ManifestFile, Snapshot, TableMetadata};
+use crate::spec::{ManifestFile, Manifests, Snapshot, TableMetadata};
 
 /// How many lists are read at once.
 const CONCURRENT_READS: usize = 16;
@@ -54,15 +54,14 @@ impl TableLocation {
             {
                 continue;
             }
-            let Some(manifests) = snapshot.manifests.take() else {
+            let Some(manifests) = snapshot.manifests.as_deref() else {
                 continue;
             };
             let doc = ManifestsFile {
                 snapshot_id: snapshot.snapshot_id,
-                manifests,
+                manifests: manifests.clone(),
             };
             let bytes = bytes::Bytes::from(serde_json::to_vec(&doc)?);
-            snapshot.manifests = Some(doc.manifests);
             let name = format!("{}-manifests.json", super::location::fresh_name_of(prefix.as_deref()));
             let stored = TableLocation::stored_path(["metadata", name.as_str()]);
             let path = self.resolve(&stored)?;
@@ -84,7 +83,7 @@ impl TableLocation {
             .filter(|(_, s)| !s.is_loaded() && wanted(s))
             .filter_map(|(i, s)| Some((i, s.snapshot_id, s.manifests_file.clone()?)))
             .collect();
-        let loaded: Vec<(usize, Vec<ManifestFile>)> = futures::stream::iter(todo)
+        let loaded: Vec<(usize, Manifests)> = futures::stream::iter(todo)
             .map(|(index, id, file)| async move { Ok::<_, Error>((index, self.read_manifests_file(&file, id).await?)) })
             .buffer_unordered(CONCURRENT_READS)
             .try_collect()
@@ -101,23 +100,23 @@ impl TableLocation {
     }
 
     /// The manifests of snapshot `id` of `md`, loaded if need be.
-    pub async fn snapshot_manifests(&self, md: &TableMetadata, id: i64) -> Result<Vec<ManifestFile>> {
+    pub async fn snapshot_manifests(&self, md: &TableMetadata, id: i64) -> Result<Manifests> {
         let Some(snapshot) = md.snapshot(id) else {
             return crate::format_err!("snapshot {id} is not in the table's metadata");
         };
         match (&snapshot.manifests, &snapshot.manifests_file) {
-            (Some(m), _) => Ok(m.clone()),
+            (Some(m), _) => Ok(Arc::clone(m)),
             (None, Some(file)) => self.read_manifests_file(file, id).await,
-            (None, None) => snapshot.manifests().map(<[ManifestFile]>::to_vec),
+            (None, None) => snapshot.manifests().map(|m| Arc::new(m.to_vec())),
         }
     }
 
-    async fn read_manifests_file(&self, stored: &str, snapshot_id: i64) -> Result<Vec<ManifestFile>> {
+    async fn read_manifests_file(&self, stored: &str, snapshot_id: i64) -> Result<Manifests> {
         let path = self.resolve(stored)?;
         let key = self.cache_key(&path);
         let parsed_key = format!("list:{key}");
         if let Some(manifests) = self.cache.manifests(&parsed_key) {
-            return Ok(manifests.to_vec());
+            return Ok(manifests);
         }
         let bytes = match self.cache.bytes(&key) {
             Some(b) => b,
@@ -143,8 +142,9 @@ impl TableLocation {
                 doc.snapshot_id
             );
         }
+        let manifests = Arc::new(doc.manifests);
         self.cache
-            .put_manifests(parsed_key, Arc::from(doc.manifests.as_slice()), bytes.len());
-        Ok(doc.manifests)
+            .put_manifests(parsed_key, Arc::clone(&manifests), bytes.len());
+        Ok(manifests)
     }
 }

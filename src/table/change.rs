@@ -221,7 +221,7 @@ impl Change {
             timestamp_ms: now,
             operation: self.operation.name().to_string(),
             summary: summary.into(),
-            manifests: Some(manifests),
+            manifests: Some(std::sync::Arc::new(manifests)),
             manifests_file: None,
             table_spec_id: Some(md.current_spec_id),
             manifest_list: None,

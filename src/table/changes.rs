@@ -95,7 +95,7 @@ mod tests {
                 timestamp_ms: 1000 * (i as i64 + 1),
                 operation: "append".into(),
                 summary: Default::default(),
-                manifests: Some(Vec::new()),
+                manifests: Some(Default::default()),
                 manifests_file: None,
                 table_spec_id: None,
                 manifest_list: None,

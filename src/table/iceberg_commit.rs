@@ -25,6 +25,7 @@ use object_store::{ObjectStoreExt, PutPayload};
 
 use async_trait::async_trait;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iceberg::manifest::{EntryStatus, ManifestWrite, write_manifest};
@@ -119,7 +120,7 @@ async fn write_missing_twins(location: &TableLocation, md: &mut TableMetadata, w
     let missing: Vec<ManifestFile> = md
         .snapshots
         .iter()
-        .flat_map(|s| s.manifests.iter().flatten())
+        .flat_map(|s| s.manifests.iter().flat_map(|m| m.iter()))
         .filter(|m| m.iceberg.is_none())
         .cloned()
         .collect();
@@ -168,7 +169,12 @@ async fn write_missing_twins(location: &TableLocation, md: &mut TableMetadata, w
             },
         );
     }
-    for manifest in md.snapshots.iter_mut().flat_map(|s| s.manifests.iter_mut().flatten()) {
+    let lacking = md
+        .snapshots
+        .iter_mut()
+        .filter_map(|s| s.manifests.as_mut())
+        .filter(|m| m.iter().any(|m| m.iceberg.is_none()));
+    for manifest in lacking.flat_map(|m| Arc::make_mut(m).iter_mut()) {
         if manifest.iceberg.is_none() {
             manifest.iceberg = twins.get(&manifest.path).cloned();
         }

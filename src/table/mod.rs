@@ -282,7 +282,7 @@ pub fn with_appended(
         timestamp_ms: now,
         operation: "append".to_string(),
         summary: summary.into(),
-        manifests: Some(manifests),
+        manifests: Some(std::sync::Arc::new(manifests)),
         manifests_file: None,
         table_spec_id: Some(md.current_spec_id),
         manifest_list: None,

@@ -109,7 +109,7 @@ mod tests {
                 timestamp_ms: t,
                 operation: "append".into(),
                 summary: Default::default(),
-                manifests: Some(vec![]),
+                manifests: Some(Default::default()),
                 manifests_file: None,
                 table_spec_id: None,
                 manifest_list: None,

@@ -125,7 +125,7 @@ pub(super) async fn table(location: &TableLocation, md: &TableMetadata, selectio
     let manifests: Vec<&ManifestFile> = if selection.all_snapshots {
         md.snapshots
             .iter()
-            .filter_map(|s| s.manifests.as_ref())
+            .filter_map(|s| s.manifests.as_deref())
             .flatten()
             .collect()
     } else {

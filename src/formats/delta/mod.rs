@@ -95,7 +95,7 @@ async fn open_version(name: &str, location: TableLocation, version: Option<u64>)
             timestamp_ms: log.timestamp_ms,
             operation: "delta".to_string(),
             summary: BTreeMap::from([("delta-version".to_string(), version.to_string())]).into(),
-            manifests: Some(converted.manifests.clone()),
+            manifests: Some(std::sync::Arc::new(converted.manifests.clone())),
             manifests_file: None,
             table_spec_id: None,
             manifest_list: None,

@@ -292,7 +292,7 @@ fn our_metadata(
                 operation,
                 summary: summary.into(),
                 manifests: if Some(s.snapshot_id) == snapshot {
-                    manifests.take()
+                    manifests.take().map(Arc::new)
                 } else {
                     None
                 },
