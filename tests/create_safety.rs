@@ -148,6 +148,17 @@ async fn killed(dir: &Path, ctas: &str) {
     let ctx = faulty_session(dir, &["v1.metadata.json", ".claim"], Fault::Hang).await;
     let run = tokio::time::timeout(Duration::from_secs(5), execute_sql(&ctx, ctas)).await;
     assert!(run.is_err(), "the CTAS was not stopped: {run:?}");
+    // Writes the statement spawned may still land after it was dropped
+    // (until they reach the hanging commit): wait until none does.
+    let mut seen = files_under(dir);
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = files_under(dir);
+        if now == seen {
+            break;
+        }
+        seen = now;
+    }
 }
 
 const CTAS: &str = "AS SELECT value AS id, value % 3 AS k FROM generate_series(1, 3000) AS g(value)";
@@ -222,7 +233,7 @@ async fn drop_table_if_exists_removes_a_killed_ctas_and_says_so() {
     let note = pretty_format_batches(&results[0].batches).unwrap().to_string();
     assert!(
         note.contains("big") && note.contains(&format!("removed {} files", written.len() - 1)),
-        "{note}"
+        "{note}\nfiles written (one planted): {written:?}"
     );
     let left: Vec<_> = files_under(&table_dir)
         .into_iter()
