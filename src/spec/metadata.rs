@@ -182,10 +182,10 @@ pub struct Snapshot {
     pub added_rows: Option<i64>,
 }
 
-/// (De)serializes an `Arc`-shared map as the map itself.
 /// A snapshot's manifests, shared between copies of the metadata.
 pub type Manifests = Arc<Vec<ManifestFile>>;
 
+/// (De)serializes a shared manifest list as the list itself.
 mod shared_list {
     use std::sync::Arc;
 
@@ -202,6 +202,7 @@ mod shared_list {
     }
 }
 
+/// (De)serializes an `Arc`-shared map as the map itself.
 mod shared_map {
     use std::collections::BTreeMap;
     use std::sync::Arc;

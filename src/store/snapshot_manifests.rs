@@ -19,6 +19,7 @@
 //! loaded. Only snapshots with an Iceberg manifest list move out of line:
 //! a legacy table's stay inline until its next commit gives them one.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
@@ -33,11 +34,12 @@ use crate::spec::{ManifestFile, Manifests, Snapshot, TableMetadata};
 /// How many lists are read at once.
 const CONCURRENT_READS: usize = 16;
 
+/// Written from a borrowed list, read into an owned one.
 #[derive(Serialize, Deserialize)]
-struct ManifestsFile {
+struct ManifestsFile<'a> {
     #[serde(rename = "snapshot-id")]
     snapshot_id: i64,
-    manifests: Vec<ManifestFile>,
+    manifests: Cow<'a, [ManifestFile]>,
 }
 
 impl TableLocation {
@@ -59,7 +61,7 @@ impl TableLocation {
             };
             let doc = ManifestsFile {
                 snapshot_id: snapshot.snapshot_id,
-                manifests: manifests.clone(),
+                manifests: Cow::Borrowed(manifests),
             };
             let bytes = bytes::Bytes::from(serde_json::to_vec(&doc)?);
             let name = format!("{}-manifests.json", super::location::fresh_name_of(prefix.as_deref()));
@@ -142,7 +144,7 @@ impl TableLocation {
                 doc.snapshot_id
             );
         }
-        let manifests = Arc::new(doc.manifests);
+        let manifests = Arc::new(doc.manifests.into_owned());
         self.cache
             .put_manifests(parsed_key, Arc::clone(&manifests), bytes.len());
         Ok(manifests)
