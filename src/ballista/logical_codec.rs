@@ -5,8 +5,9 @@
 //! it was opened with, and its metadata at the version the client planned
 //! with, so the scheduler plans exactly the snapshot the client saw and
 //! reads no metadata file to do it; the keys of a join that prune its
-//! scans travel with it. Everything else goes to Ballista's own
-//! codec. Iceberg and Delta tables are refused by name: they do not run on
+//! scans travel with it. A changelog's difference travels as the logical
+//! plan of its sides (our tables in it through this codec). Everything
+//! else goes to Ballista's own codec. Iceberg and Delta tables are refused by name: they do not run on
 //! a cluster yet.
 
 use std::collections::HashSet;
@@ -22,9 +23,12 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 
 use super::functions::{aggregate_by_name, scalar_by_name};
 use super::stores::{location_from_wire, location_to_wire};
-use super::wire::{self, HiddenRowsNode, JoinKeysNode, TABLE_TAG, TableNode};
+use super::wire::{
+    self, DIFFERENCE_TABLE_TAG, DifferenceTableNode, HiddenRowsNode, JoinKeysNode, TABLE_TAG, TableNode,
+};
 use crate::expr::key_function::KeyFunction;
 use crate::provider::HiddenPartitionsTable;
+use crate::provider::difference::ChangeDifference;
 use crate::provider::scan_exec::JoinKeys;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
@@ -205,6 +209,11 @@ impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {
         schema: SchemaRef,
         ctx: &TaskContext,
     ) -> Result<Arc<dyn TableProvider>> {
+        if let Some(node) = wire::decode::<DifferenceTableNode>(DIFFERENCE_TABLE_TAG, buf, "changelog difference") {
+            let node = node?;
+            let input = datafusion_proto::bytes::logical_plan_from_bytes_with_extension_codec(&node.input, ctx, self)?;
+            return Ok(Arc::new(ChangeDifference::new(input, node.keys, node.sign)));
+        }
         match wire::decode::<TableNode>(TABLE_TAG, buf, "table") {
             Some(node) => Ok(Arc::new(decode_table(node?, ctx)?)),
             None => self.fallback.try_decode_table_provider(buf, table_ref, schema, ctx),
@@ -219,6 +228,16 @@ impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {
     ) -> Result<()> {
         if let Some(table) = node.downcast_ref::<HiddenPartitionsTable>() {
             wire::encode(TABLE_TAG, &table_node(table)?, buf);
+            return Ok(());
+        }
+        if let Some(difference) = node.downcast_ref::<ChangeDifference>() {
+            let message = DifferenceTableNode {
+                input: datafusion_proto::bytes::logical_plan_to_bytes_with_extension_codec(difference.input(), self)?
+                    .to_vec(),
+                keys: difference.keys().to_vec(),
+                sign: difference.sign().to_string(),
+            };
+            wire::encode(DIFFERENCE_TABLE_TAG, &message, buf);
             return Ok(());
         }
         if let Some(foreign) = node.downcast_ref::<crate::formats::ForeignTable>() {

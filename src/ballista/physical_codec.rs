@@ -6,6 +6,7 @@
 //! | `HiddenPartitionsScanExec`            | the Parquet scan (DataFusion's own encoding), the pushed filters, the selected files' specs and partition values |
 //! | `DataSinkExec` + `HiddenPartitionsSink` | the table, its spec (INSERT; the input travels as the node's child) |
 //! | `WriteExec` (DELETE, UPDATE, MERGE)   | refused: row-level writes run in a local session         |
+//! | `DifferenceExec` (changelog reads)    | its key, sign and projected columns; the input as its child |
 //!
 //! DataFusion's Parquet encoding drops the expression adapter, so the scan
 //! re-attaches the one that matches columns by field id after decoding;
@@ -33,9 +34,10 @@ use prost::Message;
 
 use super::functions::{aggregate_by_name, scalar_by_name};
 use super::stores::{location_from_wire, location_to_wire, options_from_wire, options_to_wire, store_for};
-use super::wire::{self, FileNode, SCAN_TAG, SINK_TAG, ScanNode, SinkNode};
+use super::wire::{self, DIFFERENCE_EXEC_TAG, DifferenceExecNode, FileNode, SCAN_TAG, SINK_TAG, ScanNode, SinkNode};
 use crate::manifest::deletes::skipping_deleted;
 use crate::provider::HiddenPartitionsScanExec;
+use crate::provider::difference::DifferenceExec;
 use crate::provider::field_ids::FieldIdAdapterFactory;
 use crate::provider::scan_exec::{FileInfo, RuntimeContext};
 use crate::provider::sink::HiddenPartitionsSink;
@@ -309,6 +311,25 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
         if let Some(node) = wire::decode::<SinkNode>(SINK_TAG, buf, "INSERT") {
             return self.decode_sink(node?, inputs, ctx);
         }
+        if let Some(node) = wire::decode::<DifferenceExecNode>(DIFFERENCE_EXEC_TAG, buf, "changelog difference") {
+            let node = node?;
+            let [input] = inputs else {
+                return Err(DataFusionError::Internal(format!(
+                    "a changelog difference has one input, not {}",
+                    inputs.len()
+                )));
+            };
+            let projection = node
+                .projected
+                .then(|| node.projection.iter().map(|i| *i as usize).collect());
+            return Ok(Arc::new(DifferenceExec::try_new(
+                Arc::clone(input),
+                node.keys.iter().map(|k| *k as usize).collect(),
+                node.sign as usize,
+                projection,
+                node.parallel,
+            )?));
+        }
         self.fallback.try_decode(buf, inputs, ctx, conv)
     }
 
@@ -352,6 +373,20 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
         }
         if let Some(write) = node.downcast_ref::<WriteExec>() {
             return Err(refuse_write(write));
+        }
+        if let Some(difference) = node.downcast_ref::<DifferenceExec>() {
+            let message = DifferenceExecNode {
+                keys: difference.keys().iter().map(|k| *k as u32).collect(),
+                sign: difference.sign() as u32,
+                projected: difference.projection().is_some(),
+                projection: difference
+                    .projection()
+                    .map(|p| p.iter().map(|i| *i as u32).collect())
+                    .unwrap_or_default(),
+                parallel: difference.parallel(),
+            };
+            wire::encode(DIFFERENCE_EXEC_TAG, &message, buf);
+            return Ok(());
         }
         self.fallback.try_encode(node, buf, conv)
     }

@@ -6,6 +6,8 @@
 //! | table   | `HPTABLE2`   | name, location (store URL, root, storage options), version, metadata JSON, `as_of`, join keys |
 //! | scan    | `HPSCAN01`   | table name, file counts, the Parquet scan, pushed filters, run-time map  |
 //! | sink    | `HPSINK02`   | the table's name and location, its spec, the overwrite base (INSERT OVERWRITE) |
+//! | changelog difference (table) | `HPDIFT01` | the sides' logical plan, the key columns, the sign column |
+//! | changelog difference (plan)  | `HPDIFX01` | key and sign column indices, the projection, whether in hash partitions (the input travels as the node's child) |
 //!
 //! The magic prefix comes first so that our codecs recognise their own
 //! bytes before Ballista's codecs (the fallback) ever see them. Storage
@@ -21,6 +23,36 @@ use prost::Message;
 pub const TABLE_TAG: &[u8; 8] = b"HPTABLE2";
 pub const SCAN_TAG: &[u8; 8] = b"HPSCAN01";
 pub const SINK_TAG: &[u8; 8] = b"HPSINK02";
+pub const DIFFERENCE_TABLE_TAG: &[u8; 8] = b"HPDIFT01";
+pub const DIFFERENCE_EXEC_TAG: &[u8; 8] = b"HPDIFX01";
+
+/// A changelog snapshot's difference as a table (`provider::difference`).
+#[derive(Clone, PartialEq, Message)]
+pub struct DifferenceTableNode {
+    /// Both sides' rows, signed: a logical plan (DataFusion's encoding, our tables through our codec).
+    #[prost(bytes = "vec", tag = "1")]
+    pub input: Vec<u8>,
+    #[prost(string, repeated, tag = "2")]
+    pub keys: Vec<String>,
+    #[prost(string, tag = "3")]
+    pub sign: String,
+}
+
+/// A changelog snapshot's difference as a plan node.
+#[derive(Clone, PartialEq, Message)]
+pub struct DifferenceExecNode {
+    #[prost(uint32, repeated, tag = "1")]
+    pub keys: Vec<u32>,
+    #[prost(uint32, tag = "2")]
+    pub sign: u32,
+    #[prost(bool, tag = "3")]
+    pub projected: bool,
+    #[prost(uint32, repeated, tag = "4")]
+    pub projection: Vec<u32>,
+    /// Compared in hash partitions (else in one).
+    #[prost(bool, tag = "5")]
+    pub parallel: bool,
+}
 
 /// Where a table lives: its store, its root in the store, and the storage
 /// options it was opened with.

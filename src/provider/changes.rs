@@ -12,8 +12,9 @@
 //! - only new files (an append): their rows, all `INSERT`, read from S's
 //!   new manifests alone; filters prune them as in any scan;
 //! - otherwise the touched files as of P and as of S: rows only before are
-//!   `DELETE`, rows only after are `INSERT`, as multisets (SUM of ±1 per
-//!   distinct row), so rows a copy-on-write rewrite carried over cancel;
+//!   `DELETE`, rows only after are `INSERT`, as multisets (each row +1
+//!   after, −1 before; `difference`), so rows a copy-on-write rewrite
+//!   carried over cancel;
 //! - with identifier columns, a `DELETE` and an `INSERT` of the same
 //!   identifier in one snapshot are an `UPDATE_BEFORE` / `UPDATE_AFTER`;
 //! - optimize changes no row and shows none.
@@ -28,10 +29,7 @@ use datafusion::catalog::TableProvider;
 use datafusion::catalog::view::ViewTable;
 use datafusion::common::{Column, ScalarValue};
 use datafusion::datasource::provider_as_source;
-use datafusion::functions::math::expr_fn::abs;
-use datafusion::functions_aggregate::expr_fn::{first_value, max, sum};
 use datafusion::functions_aggregate::min_max::{max_udaf, min_udaf};
-use datafusion::functions_nested::expr_fn::range;
 use datafusion::logical_expr::expr::WindowFunction;
 use datafusion::logical_expr::{
     EmptyRelation, Expr, ExprFunctionExt, LogicalPlan, LogicalPlanBuilder, Union, WindowFunctionDefinition, col, lit,
@@ -39,6 +37,7 @@ use datafusion::logical_expr::{
 };
 
 use super::HiddenPartitionsTable;
+use super::difference::ChangeDifference;
 use super::exact_key::ExactKey;
 use crate::error::{Error, Result};
 use crate::plan::changes::{SnapshotFiles, snapshot_files};
@@ -49,10 +48,8 @@ pub const CHANGE_ORDINAL: &str = "_change_ordinal";
 pub const COMMIT_SNAPSHOT_ID: &str = "_commit_snapshot_id";
 
 const SIGN: &str = "__hp_change_sign";
-const COUNT: &str = "__hp_change_count";
 const LOW: &str = "__hp_change_low";
 const HIGH: &str = "__hp_change_high";
-const REPEAT: &str = "__hp_change_repeat";
 
 /// What a changelog read asks for: the range and the identifier columns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -297,10 +294,9 @@ impl HiddenPartitionsTable {
     }
 }
 
-/// Grouping takes -0.0 for 0.0 (SQL equality) and keeps one of them, and
-/// refuses VARIANT values; but any change of a stored value is a change.
-/// Such columns are grouped by an exact key (computed below the grouping)
-/// and carried through it as an aggregate. (key name, column) per column.
+/// SQL equality takes -0.0 for 0.0, and VARIANT values have none; but any
+/// change of a stored value is a change. Such columns are compared by an
+/// exact key computed in each side's scan. (key name, column) per column.
 fn exact_keys(schema: &SchemaRef, columns: &[String]) -> Vec<(String, String)> {
     columns
         .iter()
@@ -397,8 +393,7 @@ fn changelog_plan(
             let extra = vec![lit(side.sign).alias(SIGN)];
             sides.push(side_plan(side, schema, &alias, extra, &keys)?);
         }
-        // One grouping per snapshot: the snapshot is no grouping key (a
-        // constant one makes DataFusion group as if the input were sorted).
+        // One difference per snapshot.
         if let Some(sides) = union(sides)? {
             parts.push(difference(sides, schema, &columns, ids, ordinal, snapshot)?);
         }
@@ -409,9 +404,9 @@ fn changelog_plan(
     }
 }
 
-/// Rows of one snapshot's sides with a nonzero sum of signs, repeated that
-/// many times, typed by the sign and (with `ids`) by their identifier's
-/// other rows.
+/// Rows of one snapshot's sides whose signs do not cancel
+/// (`difference::ChangeDifference`), typed by their sign and (with `ids`)
+/// by their identifier's other rows.
 fn difference(
     sides: LogicalPlan,
     schema: &SchemaRef,
@@ -421,44 +416,27 @@ fn difference(
     snapshot: i64,
 ) -> Result<LogicalPlan> {
     let keyed = exact_keys(schema, columns);
-    let mut group: Vec<Expr> = Vec::new();
-    group.extend(
-        columns
-            .iter()
-            .filter(|c| !keyed.iter().any(|(_, k)| k == *c))
-            .map(|c| Expr::Column(Column::from_name(c))),
-    );
-    let mut aggregates = vec![sum(col(SIGN)).alias(COUNT)];
-    for (key, c) in &keyed {
-        group.push(Expr::Column(Column::from_name(key)));
-        // All values of a group are the same bits: MAX keeps them, and is
-        // vectorized for floats; others carry the first.
-        let value = Expr::Column(Column::from_name(c));
-        let carried = match schema.field_with_name(c)?.data_type().is_floating() {
-            true => max(value),
-            false => first_value(value, vec![]),
-        };
-        aggregates.push(carried.alias(c));
-    }
-    let count = || Expr::Column(Column::from_name(COUNT));
-    let mut plan = LogicalPlanBuilder::from(sides)
-        .aggregate(group, aggregates)?
-        .filter(count().not_eq(lit(0i64)))?;
-    let plain = when(count().gt(lit(0i64)), lit("INSERT")).otherwise(lit("DELETE"))?;
+    let mut keys: Vec<String> = columns
+        .iter()
+        .filter(|c| !keyed.iter().any(|(_, k)| k == *c))
+        .cloned()
+        .collect();
+    keys.extend(keyed.into_iter().map(|(key, _)| key));
+    let table = Arc::new(ChangeDifference::new(sides, keys, SIGN.to_string()));
+    let mut plan = LogicalPlanBuilder::scan(format!("changes_{ordinal}"), provider_as_source(table), None)?;
+    let sign = || Expr::Column(Column::from_name(SIGN));
+    let plain = when(sign().gt(lit(0i64)), lit("INSERT")).otherwise(lit("DELETE"))?;
     let change_type = if ids.is_empty() {
         plain
     } else {
-        let (paired, typed) = paired(plan, count(), id_columns(ids), plain)?;
+        let (paired, typed) = paired(plan, sign(), id_columns(ids), plain)?;
         plan = paired;
         typed
     };
     let mut exprs: Vec<Expr> = columns.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
     exprs.push(change_type.alias(CHANGE_TYPE));
     exprs.extend(tail(ordinal, snapshot));
-    exprs.push(range(lit(0i64), abs(count()), lit(1i64)).alias(REPEAT));
-    let mut out: Vec<Expr> = columns.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
-    out.extend([col(CHANGE_TYPE), col(CHANGE_ORDINAL), col(COMMIT_SNAPSHOT_ID)]);
-    Ok(plan.project(exprs)?.unnest_column(REPEAT)?.project(out)?.build()?)
+    Ok(plan.project(exprs)?.build()?)
 }
 
 fn id_columns(ids: &[String]) -> Vec<Expr> {

@@ -2,6 +2,7 @@
 //! INSERT sink (the files a scan reads are chosen in `plan/`).
 
 pub mod changes;
+pub mod difference;
 pub mod dml;
 pub mod exact_key;
 pub mod field_ids;

@@ -1,0 +1,723 @@
+//! The multiset difference of one snapshot's two changelog sides: each
+//! row of the snapshot's side counts +1, each of its parent's −1, and a row
+//! whose counts sum to zero is no change (a copy-on-write rewrite carried
+//! it over, or `UPDATE t SET v = v` wrote it back as it was).
+//!
+//! | side (sign) | rows                    | difference                         |
+//! |-------------|-------------------------|------------------------------------|
+//! | parent (−1) | (1,'a') (2,'b') (3,'c') | (2,'b') −1: a DELETE               |
+//! | snapshot (+1) | (1,'a') (2,'x') (3,'c') | (2,'x') +1: an INSERT; (1,'a') and (3,'c') cancel |
+//!
+//! Why not `GROUP BY` every column: that keeps a group per row and compares
+//! every row in full. Here each row's key columns are hashed as the rows
+//! arrive, and each sign's hashes are set in a bit filter (16 bits per
+//! row); a row whose hash the other sign's filter lacks cannot cancel and
+//! passes as it is. Only the other rows (copied ones, and about 1 in 16
+//! by chance) are grouped exactly (DataFusion's group values) and their
+//! signs summed. An UPDATE that changes every row of a file so costs a hash per
+//! row, not a grouping of both files.
+//!
+//! The key columns are the changelog's columns, with floats and nested
+//! values replaced by their exact keys (`exact_key`), so "the same row"
+//! means the same stored values.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{filter_record_batch, interleave_record_batch, take};
+use datafusion::arrow::datatypes::{Int64Type, Schema, SchemaRef};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::hash_utils::{RandomState, create_hashes};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{Column, internal_datafusion_err, internal_err};
+use datafusion::datasource::TableType;
+use datafusion::error::Result;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::{Expr, LogicalPlan, LogicalPlanBuilder, TableProviderFilterPushDown};
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::aggregates::group_values::new_group_values;
+use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties,
+};
+use futures::{StreamExt, TryStreamExt};
+
+/// The difference as a table: `input` (both sides, each row with its
+/// sign) read through [`DifferenceExec`]. Filters on the changelog's own
+/// columns are applied to both sides before (a row and its cancelling twin
+/// pass or fail together); filters on the sign are not.
+#[derive(Debug)]
+pub struct ChangeDifference {
+    input: LogicalPlan,
+    schema: SchemaRef,
+    keys: Vec<String>,
+    sign: String,
+}
+
+impl ChangeDifference {
+    /// The difference of `input`'s rows by columns `keys`, signed by its
+    /// Int64 column `sign`.
+    pub fn new(input: LogicalPlan, keys: Vec<String>, sign: String) -> Self {
+        let schema = Arc::new(input.schema().as_arrow().clone());
+        Self {
+            input,
+            schema,
+            keys,
+            sign,
+        }
+    }
+
+    pub fn input(&self) -> &LogicalPlan {
+        &self.input
+    }
+
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    pub fn sign(&self) -> &str {
+        &self.sign
+    }
+
+    /// Whether `filter` may be applied to the sides: it reads only value
+    /// columns (not the sign, not an exact key) and is not volatile.
+    fn applies_to_sides(&self, filter: &Expr) -> bool {
+        let mut ok = !filter.is_volatile();
+        let _ = filter.apply(|e| {
+            if let Expr::Column(c) = e
+                && (c.name == self.sign || (c.name.starts_with("__hp_") && self.keys.contains(&c.name)))
+            {
+                ok = false;
+                return Ok(TreeNodeRecursion::Stop);
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+        ok
+    }
+}
+
+#[async_trait]
+impl TableProvider for ChangeDifference {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::View
+    }
+
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| match self.applies_to_sides(f) {
+                true => TableProviderFilterPushDown::Inexact,
+                false => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        // The sides' columns are unqualified.
+        let unqualified = filters
+            .iter()
+            .filter(|f| self.applies_to_sides(f))
+            .map(|f| {
+                f.clone()
+                    .transform_up(|e| match e {
+                        Expr::Column(c) => Ok(Transformed::yes(Expr::Column(Column::new_unqualified(c.name)))),
+                        e => Ok(Transformed::no(e)),
+                    })
+                    .map(|t| t.data)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut plan = LogicalPlanBuilder::from(self.input.clone());
+        if let Some(filter) = conjunction(unqualified) {
+            plan = plan.filter(filter)?;
+        }
+        let input = state.create_physical_plan(&plan.build()?).await?;
+        let index = |name: &str| self.schema.index_of(name).map_err(Into::into);
+        let keys = self.keys.iter().map(|k| index(k)).collect::<Result<Vec<_>>>()?;
+        let parallel = parallel(&input);
+        Ok(Arc::new(DifferenceExec::try_new(
+            input,
+            keys,
+            index(&self.sign)?,
+            projection.cloned(),
+            parallel,
+        )?))
+    }
+}
+
+/// Sides of at most this many rows (by their scans' statistics) are
+/// compared in one partition: hashing them again to spread them over the
+/// cores costs more than it saves, and the scans still read in parallel.
+const PARALLEL_ROWS: usize = 1_000_000;
+
+/// Whether `input` is large (or of unknown size) enough to compare in
+/// hash partitions.
+fn parallel(input: &Arc<dyn ExecutionPlan>) -> bool {
+    let stats = datafusion::physical_plan::statistics::StatisticsContext::new()
+        .compute(input.as_ref(), &datafusion::physical_plan::StatisticsArgs::new());
+    match stats.ok().and_then(|s| s.num_rows.get_value().copied()) {
+        Some(rows) => rows > PARALLEL_ROWS,
+        None => true,
+    }
+}
+
+/// Rows of `input` whose signs (its Int64 column `sign`) do not cancel
+/// with identical rows (`keys` alike) of the other sign: per distinct row,
+/// as many rows as its sum of signs, of that sign; then `projection`.
+/// `parallel`: input partitions are hashed by the keys, so each partition
+/// is one difference of its own; otherwise one partition.
+#[derive(Debug)]
+pub struct DifferenceExec {
+    input: Arc<dyn ExecutionPlan>,
+    keys: Vec<usize>,
+    sign: usize,
+    projection: Option<Vec<usize>>,
+    parallel: bool,
+    properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl DifferenceExec {
+    pub fn try_new(
+        input: Arc<dyn ExecutionPlan>,
+        keys: Vec<usize>,
+        sign: usize,
+        projection: Option<Vec<usize>>,
+        parallel: bool,
+    ) -> Result<Self> {
+        let schema = input.schema();
+        if schema.fields().get(sign).map(|f| f.data_type()) != Some(&datafusion::arrow::datatypes::DataType::Int64) {
+            return internal_err!("the changelog difference's sign (column {sign}) must be an Int64 column");
+        }
+        if keys.iter().any(|k| *k >= schema.fields().len()) {
+            return internal_err!("the changelog difference's keys {keys:?} are not all columns of its input");
+        }
+        let out = match &projection {
+            Some(p) => Arc::new(schema.project(p)?),
+            None => schema,
+        };
+        let partitions = match parallel {
+            true => input.output_partitioning().partition_count(),
+            false => 1,
+        };
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(out),
+            Partitioning::UnknownPartitioning(partitions),
+            EmissionType::Final,
+            Boundedness::Bounded,
+        ));
+        Ok(Self {
+            input,
+            keys,
+            sign,
+            projection,
+            parallel,
+            properties,
+            metrics: ExecutionPlanMetricsSet::new(),
+        })
+    }
+
+    pub fn keys(&self) -> &[usize] {
+        &self.keys
+    }
+
+    pub fn sign(&self) -> usize {
+        self.sign
+    }
+
+    pub fn projection(&self) -> Option<&Vec<usize>> {
+        self.projection.as_ref()
+    }
+
+    pub fn parallel(&self) -> bool {
+        self.parallel
+    }
+}
+
+impl DisplayAs for DifferenceExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let schema = self.input.schema();
+        let keys: Vec<&str> = self.keys.iter().map(|k| schema.field(*k).name().as_str()).collect();
+        write!(
+            f,
+            "ChangelogDifferenceExec: keys=[{}], sign={}, parallel={}",
+            keys.join(", "),
+            schema.field(self.sign).name(),
+            self.parallel
+        )
+    }
+}
+
+impl ExecutionPlan for DifferenceExec {
+    fn name(&self) -> &str {
+        "ChangelogDifferenceExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn required_input_distribution(&self) -> Vec<Distribution> {
+        if !self.parallel {
+            return vec![Distribution::SinglePartition];
+        }
+        let schema = self.input.schema();
+        let keys: Vec<Arc<dyn PhysicalExpr>> = self
+            .keys
+            .iter()
+            .map(|k| {
+                Arc::new(datafusion::physical_expr::expressions::Column::new(
+                    schema.field(*k).name(),
+                    *k,
+                )) as Arc<dyn PhysicalExpr>
+            })
+            .collect();
+        vec![Distribution::KeyPartitioned(keys)]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![self.parallel]
+    }
+
+    fn with_new_children(self: Arc<Self>, mut children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+        match (children.pop(), children.is_empty()) {
+            (Some(input), true) => Ok(Arc::new(Self::try_new(
+                input,
+                self.keys.clone(),
+                self.sign,
+                self.projection.clone(),
+                self.parallel,
+            )?)),
+            _ => internal_err!("ChangelogDifferenceExec has one child"),
+        }
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        let input = self.input.execute(partition, Arc::clone(&context))?;
+        let reservation =
+            MemoryConsumer::new(format!("ChangelogDifference[{partition}]")).register(context.memory_pool());
+        let (keys, sign, projection) = (self.keys.clone(), self.sign, self.projection.clone());
+        let batch_size = context.session_config().batch_size();
+        let metrics = BaselineMetrics::new(&self.metrics, partition);
+        let stream = futures::stream::once(async move {
+            let (batches, _reservation) = collect(input, reservation, &keys, sign).await?;
+            let timer = metrics.elapsed_compute().timer();
+            let out = difference(&batches, &keys, batch_size)?;
+            let out = out
+                .into_iter()
+                .map(|b| match &projection {
+                    Some(p) => b.project(p).map_err(Into::into),
+                    None => Ok(b),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            timer.done();
+            let rows: usize = out.iter().map(|b| b.num_rows()).sum();
+            metrics.record_output(rows);
+            metrics.done();
+            Ok::<_, datafusion::error::DataFusionError>(futures::stream::iter(out.into_iter().map(Ok)))
+        })
+        .try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema(), stream)))
+    }
+}
+
+/// A batch of the input with each row's sign and hash.
+struct Hashed {
+    batch: RecordBatch,
+    /// [`PLUS`] or [`MINUS`] per row.
+    signs: Vec<u8>,
+    hashes: Vec<u64>,
+}
+
+const PLUS: u8 = 1;
+const MINUS: u8 = 2;
+
+impl Hashed {
+    fn new(batch: RecordBatch, keys: &[usize], sign: usize) -> Result<Self> {
+        let column = batch.column(sign);
+        if column.null_count() > 0 {
+            return internal_err!("a changelog side has a row without a sign");
+        }
+        let signs = column
+            .as_primitive_opt::<Int64Type>()
+            .ok_or_else(|| internal_datafusion_err!("the changelog sign is not an Int64 column"))?
+            .values()
+            .iter()
+            .map(|s| match *s {
+                1 => Ok(PLUS),
+                -1 => Ok(MINUS),
+                other => internal_err!("a changelog side's sign is {other}, not 1 or -1"),
+            })
+            .collect::<Result<Vec<u8>>>()?;
+        let columns: Vec<ArrayRef> = keys.iter().map(|k| Arc::clone(batch.column(*k))).collect();
+        let mut hashes = vec![0u64; batch.num_rows()];
+        create_hashes(&columns, &RandomState::with_seed(0), &mut hashes)?;
+        Ok(Self { batch, signs, hashes })
+    }
+}
+
+/// Every batch of `input`, hashed as it arrives (while the scans still
+/// read), accounted in `reservation` (an error when the session's memory
+/// limit is reached).
+async fn collect(
+    mut input: SendableRecordBatchStream,
+    reservation: MemoryReservation,
+    keys: &[usize],
+    sign: usize,
+) -> Result<(Vec<Hashed>, MemoryReservation)> {
+    let mut batches = Vec::new();
+    while let Some(batch) = input.next().await {
+        let batch = batch?;
+        if batch.num_rows() > 0 {
+            reservation.try_grow(batch.get_array_memory_size() + batch.num_rows() * 9)?;
+            batches.push(Hashed::new(batch, keys, sign)?);
+        }
+    }
+    Ok((batches, reservation))
+}
+
+/// The hashes one sign has, as a one-hash Bloom filter: a clear bit means
+/// no row of that sign has the hash.
+struct HashBits {
+    words: Vec<u64>,
+    shift: u32,
+}
+
+impl HashBits {
+    /// Bits for `rows` hashes: 16 per row (about 1 in 16 false matches), at most 2^28.
+    fn new(rows: usize) -> Self {
+        let bits = (rows.max(4) * 16).next_power_of_two().min(1 << 28);
+        Self {
+            words: vec![0; bits / 64],
+            shift: 64 - bits.trailing_zeros(),
+        }
+    }
+
+    fn at(&self, hash: u64) -> (usize, u64) {
+        let bit = (hash >> self.shift) as usize;
+        (bit / 64, 1 << (bit % 64))
+    }
+
+    fn insert(&mut self, hash: u64) {
+        let (word, bit) = self.at(hash);
+        self.words[word] |= bit;
+    }
+
+    fn may_contain(&self, hash: u64) -> bool {
+        let (word, bit) = self.at(hash);
+        self.words[word] & bit != 0
+    }
+}
+
+/// No row yet (of a sign, in a group).
+const NONE: u64 = u64::MAX;
+
+/// The difference of `batches` (see [`DifferenceExec`]).
+fn difference(batches: &[Hashed], keys: &[usize], batch_size: usize) -> Result<Vec<RecordBatch>> {
+    let Some(first) = batches.first() else {
+        return Ok(Vec::new());
+    };
+    let rows: usize = batches.iter().map(|b| b.hashes.len()).sum();
+    let (mut plus, mut minus) = (HashBits::new(rows), HashBits::new(rows));
+    for b in batches {
+        for (hash, sign) in b.hashes.iter().zip(&b.signs) {
+            match *sign {
+                PLUS => plus.insert(*hash),
+                _ => minus.insert(*hash),
+            }
+        }
+    }
+    // Rows whose hash the other sign's filter has are candidates to cancel.
+    let mut candidates: Vec<(usize, Vec<u32>)> = Vec::new();
+    for (i, b) in batches.iter().enumerate() {
+        let shared: Vec<u32> = (0..b.hashes.len())
+            .filter(|r| {
+                let other = if b.signs[*r] == PLUS { &minus } else { &plus };
+                other.may_contain(b.hashes[*r])
+            })
+            .map(|r| r as u32)
+            .collect();
+        if shared.len() * 2 > b.hashes.len() {
+            // Mostly candidates (a rewrite's copied rows): all of them,
+            // grouped without gathering them first.
+            candidates.push((i, (0..b.hashes.len() as u32).collect()));
+        } else if !shared.is_empty() {
+            candidates.push((i, shared));
+        }
+    }
+    if candidates.is_empty() {
+        return Ok(batches.iter().map(|b| b.batch.clone()).collect());
+    }
+    // The candidates grouped by their keys, exactly (DataFusion's grouping).
+    let schema = first.batch.schema();
+    let key_schema = Arc::new(Schema::new(
+        keys.iter().map(|k| schema.field(*k).clone()).collect::<Vec<_>>(),
+    ));
+    let mut values = new_group_values(key_schema, &GroupOrdering::None)?;
+    let mut ids = Vec::new();
+    let mut net: Vec<i64> = Vec::new();
+    // (input batch, row) of a row of each sign, per group; NONE: none yet.
+    let (mut plus, mut minus): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
+    // Each candidate's group, in `candidates`' order.
+    let mut group_of: Vec<Vec<u32>> = Vec::with_capacity(candidates.len());
+    for (b, shared) in &candidates {
+        let batch = &batches[*b];
+        let columns = if shared.len() == batch.hashes.len() {
+            keys.iter()
+                .map(|k| Arc::clone(batch.batch.column(*k)))
+                .collect::<Vec<_>>()
+        } else {
+            let indices = UInt32Array::from(shared.clone());
+            keys.iter()
+                .map(|k| take(batch.batch.column(*k), &indices, None))
+                .collect::<std::result::Result<Vec<_>, _>>()?
+        };
+        values.intern(&columns, &mut ids)?;
+        let groups = values.len();
+        net.resize(groups, 0);
+        plus.resize(groups, NONE);
+        minus.resize(groups, NONE);
+        for (&r, &g) in shared.iter().zip(&ids) {
+            let at = ((*b as u64) << 32) | u64::from(r);
+            if batch.signs[r as usize] == PLUS {
+                net[g] += 1;
+                if plus[g] == NONE {
+                    plus[g] = at;
+                }
+            } else {
+                net[g] -= 1;
+                if minus[g] == NONE {
+                    minus[g] = at;
+                }
+            }
+        }
+        group_of.push(ids.iter().map(|g| *g as u32).collect());
+    }
+    // Rows of groups with both signs leave their batches (most batches
+    // keep every row and pass as they are); each such group's sum of
+    // signs comes back as that many rows of its sign.
+    let mixed = |g: usize| plus[g] != NONE && minus[g] != NONE;
+    let mut leaving: Vec<Vec<u32>> = vec![Vec::new(); batches.len()];
+    for ((b, shared), of) in candidates.iter().zip(&group_of) {
+        leaving[*b].extend(
+            shared
+                .iter()
+                .zip(of)
+                .filter(|(_, g)| mixed(**g as usize))
+                .map(|(r, _)| *r),
+        );
+    }
+    let mut out = Vec::with_capacity(batches.len());
+    for (b, leave) in batches.iter().zip(&leaving) {
+        if leave.is_empty() {
+            out.push(b.batch.clone());
+        } else if leave.len() < b.hashes.len() {
+            let mut keep = vec![true; b.hashes.len()];
+            for r in leave {
+                keep[*r as usize] = false;
+            }
+            out.push(filter_record_batch(&b.batch, &BooleanArray::from(keep))?);
+        }
+    }
+    let mut picks = Vec::new();
+    for g in (0..net.len()).filter(|g| mixed(*g)) {
+        let at = match net[g] {
+            0 => continue,
+            n if n > 0 => plus[g],
+            _ => minus[g],
+        };
+        let row = ((at >> 32) as usize, (at & u64::from(u32::MAX)) as usize);
+        picks.extend(std::iter::repeat_n(row, net[g].unsigned_abs() as usize));
+    }
+    let all: Vec<&RecordBatch> = batches.iter().map(|b| &b.batch).collect();
+    for chunk in picks.chunks(batch_size.max(1)) {
+        out.push(interleave_record_batch(&all, chunk)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Int64Array, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
+    fn batch(ids: &[i64], vs: &[Option<&str>], signs: &[i64]) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("v", DataType::Utf8, true),
+            Field::new("sign", DataType::Int64, false),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(ids.to_vec())),
+                Arc::new(StringArray::from(vs.to_vec())),
+                Arc::new(Int64Array::from(signs.to_vec())),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn sorted(out: Vec<RecordBatch>) -> Vec<(i64, Option<String>, i64)> {
+        let mut all = Vec::new();
+        for b in out {
+            let ids = b.column(0).as_primitive::<Int64Type>();
+            let vs = b.column(1).as_string::<i32>();
+            let signs = b.column(2).as_primitive::<Int64Type>();
+            for i in 0..b.num_rows() {
+                all.push((
+                    ids.value(i),
+                    vs.is_valid(i).then(|| vs.value(i).to_string()),
+                    signs.value(i),
+                ));
+            }
+        }
+        all.sort();
+        all
+    }
+
+    #[test]
+    fn equal_rows_of_both_signs_cancel_and_the_rest_is_counted() {
+        let before = batch(
+            &[1, 2, 3, 4, 4, 5],
+            &[Some("a"), Some("b"), None, Some("d"), Some("d"), Some("e")],
+            &[-1; 6],
+        );
+        // 1 and the NULL row carried over; 2 changed; one of the two 4s
+        // deleted; 5 deleted; 6 inserted twice.
+        let after = batch(
+            &[1, 2, 3, 4, 6, 6],
+            &[Some("a"), Some("x"), None, Some("d"), Some("f"), Some("f")],
+            &[1; 6],
+        );
+        let hashed = [before, after].map(|b| Hashed::new(b, &[0, 1], 2).unwrap());
+        let out = difference(&hashed, &[0, 1], 2).unwrap();
+        assert_eq!(
+            sorted(out),
+            vec![
+                (2, Some("b".into()), -1),
+                (2, Some("x".into()), 1),
+                (4, Some("d".into()), -1),
+                (5, Some("e".into()), -1),
+                (6, Some("f".into()), 1),
+                (6, Some("f".into()), 1),
+            ]
+        );
+    }
+
+    /// Many rows from a small domain (so most rows meet equal ones of both
+    /// signs, and the bit filters fill up) against counting by hand.
+    #[test]
+    fn many_rows_match_a_counted_difference() {
+        let mut state = 7u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let mut counts = std::collections::BTreeMap::<(i64, Option<String>), i64>::new();
+        let mut batches = Vec::new();
+        for b in 0..12 {
+            let n = 1 + (next() % 700) as usize;
+            let ids: Vec<i64> = (0..n).map(|_| (next() % 300) as i64).collect();
+            let vs: Vec<Option<String>> = (0..n)
+                .map(|_| (next() % 5 != 0).then(|| format!("v{}", next() % 3)))
+                .collect();
+            let signs: Vec<i64> = (0..n).map(|_| if (next() + b) % 2 == 0 { 1 } else { -1 }).collect();
+            for i in 0..n {
+                *counts.entry((ids[i], vs[i].clone())).or_default() += signs[i];
+            }
+            let vs: Vec<Option<&str>> = vs.iter().map(|v| v.as_deref()).collect();
+            batches.push(Hashed::new(batch(&ids, &vs, &signs), &[0, 1], 2).unwrap());
+        }
+        let mut want = Vec::new();
+        for ((id, v), n) in counts {
+            for _ in 0..n.unsigned_abs() {
+                want.push((id, v.clone(), n.signum()));
+            }
+        }
+        want.sort();
+        assert_eq!(sorted(difference(&batches, &[0, 1], 100).unwrap()), want);
+    }
+
+    /// In hash partitions (as for large sides), each partition's difference
+    /// is that of its rows, and together they are the whole difference.
+    #[tokio::test]
+    async fn hash_partitions_give_the_same_difference() {
+        use datafusion::physical_plan::repartition::RepartitionExec;
+        let before = batch(&[1, 2, 3, 4], &[Some("a"), Some("b"), Some("c"), Some("d")], &[-1; 4]);
+        let after = batch(&[1, 2, 3, 5], &[Some("a"), Some("x"), Some("c"), Some("e")], &[1; 4]);
+        let schema = before.schema();
+        let source = datafusion::datasource::memory::MemorySourceConfig::try_new_exec(
+            &[vec![before], vec![after]],
+            Arc::clone(&schema),
+            None,
+        )
+        .unwrap();
+        let keys: Vec<Arc<dyn PhysicalExpr>> = ["id", "v"]
+            .iter()
+            .map(|c| {
+                Arc::new(datafusion::physical_expr::expressions::Column::new_with_schema(c, &schema).unwrap())
+                    as Arc<dyn PhysicalExpr>
+            })
+            .collect();
+        let hashed = Arc::new(RepartitionExec::try_new(source, Partitioning::Hash(keys, 3)).unwrap());
+        let exec = Arc::new(DifferenceExec::try_new(hashed, vec![0, 1], 2, Some(vec![0, 2]), true).unwrap());
+        assert_eq!(exec.properties().partitioning.partition_count(), 3);
+        let out = datafusion::physical_plan::collect(exec, Arc::new(TaskContext::default()))
+            .await
+            .unwrap();
+        let mut got: Vec<(i64, i64)> = out
+            .iter()
+            .flat_map(|b| {
+                let ids = b.column(0).as_primitive::<Int64Type>();
+                let signs = b.column(1).as_primitive::<Int64Type>();
+                (0..b.num_rows())
+                    .map(|i| (ids.value(i), signs.value(i)))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got, vec![(2, -1), (2, 1), (4, -1), (5, 1)]);
+    }
+
+    #[test]
+    fn a_sign_other_than_one_is_an_error() {
+        let bad = batch(&[1], &[Some("a")], &[2]);
+        let err = Hashed::new(bad, &[0, 1], 2).err().unwrap().to_string();
+        assert!(err.contains("sign is 2"), "{err}");
+    }
+}
