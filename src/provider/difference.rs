@@ -11,11 +11,12 @@
 //! Why not `GROUP BY` every column: that keeps a group per row and compares
 //! every row in full. Here each row's key columns are hashed as the rows
 //! arrive, and each sign's hashes are set in a bit filter (16 bits per
-//! row); a row whose hash the other sign's filter lacks cannot cancel and
-//! passes as it is. Only the other rows (copied ones, and about 1 in 16
-//! by chance) are grouped exactly (DataFusion's group values) and their
-//! signs summed. An UPDATE that changes every row of a file so costs a hash per
-//! row, not a grouping of both files.
+//! row of both sides); a row whose hash the other sign's filter lacks
+//! cannot cancel and passes as it is, in its batch, uncopied. Only the
+//! other rows (copied ones, and a few percent by chance) are grouped
+//! exactly (DataFusion's group values) and their signs summed; a batch
+//! that is mostly such rows is grouped whole. An UPDATE that changes every
+//! row of a file so costs a hash per row, not a grouping of both files.
 //!
 //! The key columns are the changelog's columns, with floats and nested
 //! values replaced by their exact keys (`exact_key`), so "the same row"
