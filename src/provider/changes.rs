@@ -395,7 +395,7 @@ fn changelog_plan(
         }
         // One difference per snapshot.
         if let Some(sides) = union(sides)? {
-            parts.push(difference(sides, schema, &columns, ids, ordinal, snapshot)?);
+            parts.push(difference(sides, &columns, &keys, ids, ordinal, snapshot)?);
         }
     }
     match union(parts)? {
@@ -405,23 +405,23 @@ fn changelog_plan(
 }
 
 /// Rows of one snapshot's sides whose signs do not cancel
-/// (`difference::ChangeDifference`), typed by their sign and (with `ids`)
-/// by their identifier's other rows.
+/// (`difference::ChangeDifference`, keyed by `columns` and the exact keys
+/// `keyed`), typed by their sign and (with `ids`) by their identifier's
+/// other rows.
 fn difference(
     sides: LogicalPlan,
-    schema: &SchemaRef,
     columns: &[String],
+    keyed: &[(String, String)],
     ids: &[String],
     ordinal: i32,
     snapshot: i64,
 ) -> Result<LogicalPlan> {
-    let keyed = exact_keys(schema, columns);
     let mut keys: Vec<String> = columns
         .iter()
         .filter(|c| !keyed.iter().any(|(_, k)| k == *c))
         .cloned()
         .collect();
-    keys.extend(keyed.into_iter().map(|(key, _)| key));
+    keys.extend(keyed.iter().map(|(key, _)| key.clone()));
     let table = Arc::new(ChangeDifference::new(sides, keys, SIGN.to_string()));
     let mut plan = LogicalPlanBuilder::scan(format!("changes_{ordinal}"), provider_as_source(table), None)?;
     let sign = || Expr::Column(Column::from_name(SIGN));

@@ -416,7 +416,8 @@ struct HashBits {
 }
 
 impl HashBits {
-    /// Bits for `rows` hashes: 16 per row (about 1 in 16 false matches), at most 2^28.
+    /// Bits for a filter of some of `rows` hashes: 16 per row of both
+    /// signs (a chance match for a few percent of rows), at most 2^28.
     fn new(rows: usize) -> Self {
         let bits = (rows.max(4) * 16).next_power_of_two().min(1 << 28);
         Self {
