@@ -25,6 +25,10 @@
 //!    the target rows updated or deleted get position deletes (their file
 //!    and position come from a positions scan, `plan::positions`).
 //!
+//! On a format version 3 table the rows written keep their lineage
+//! (`plan::lineage`): a copied row its id and sequence number, an updated
+//! row its id; inserted rows get new ids.
+//!
 //! A target row matched by two source rows is an error (SQL standard), and
 //! so nothing is written. The count is the rows updated, deleted or inserted.
 
@@ -47,6 +51,7 @@ use datafusion::prelude::SessionContext;
 
 use crate::error::{Error, Result};
 use crate::plan::files::{PlannedFile, source_predicate};
+use crate::plan::lineage;
 use crate::plan::positions::{FILE, POS, Positions};
 use crate::spec::{Snapshot, TableMetadata};
 use crate::store::Versioned;
@@ -56,7 +61,7 @@ use crate::table::position_deletes::replacing_rows;
 use crate::table::properties::{MERGE_MODE, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
 use crate::table::rewrite::{Post, rewrite};
-use crate::table::source::{OpenSource, SnapshotSource};
+use crate::table::source::{OpenSource, SnapshotSource, lineage_width};
 use crate::table::writer::delete_files;
 
 /// Past this many distinct source keys, files are planned with a range.
@@ -64,7 +69,8 @@ const MAX_KEY_LIST: usize = 10_000;
 
 const IN_TARGET: &str = "__hp_in_target";
 const IN_SOURCE: &str = "__hp_in_source";
-const ROW_ID: &str = "__hp_row_id";
+/// A target row's number (a copy-on-write MERGE checks it is matched once).
+const TARGET_ROW: &str = "__hp_merge_target_row";
 const AFFECTED: &str = "__hp_affected";
 const KEEP: &str = "__hp_keep";
 const BOTH: &str = "__hp_both";
@@ -120,12 +126,15 @@ impl WriteStatement for Merge {
                 .merge_on_read(&*provider, snapshot, plan.read, files, key_filter)
                 .await;
         }
+        // Copied rows keep their lineage, updated ones their ids (format version 3).
+        let source = provider.with_lineage();
+        let width = schema.fields().len() + lineage_width(&*source);
         let rewritten = rewrite(
             &self.state,
-            &*provider,
+            &*source,
             files,
             |scan| self.shape(scan, &schema, false),
-            post(schema.clone()),
+            post(width),
         )
         .await?;
         if rewritten.counted == 0 {
@@ -168,12 +177,15 @@ impl Merge {
         let scope = self.scope(provider.metadata(), &key_filter)?;
         let schema = provider.arrow_schema();
         let gathered = Arc::new(Mutex::new(Positions::default()));
+        // Updated rows keep their ids (format version 3).
+        let source = provider.with_positions().with_lineage();
+        let width = schema.fields().len() + lineage_width(&*source);
         let rewritten = rewrite(
             &self.state,
-            &*provider.with_positions(),
+            &*source,
             files,
             |scan| self.shape(scan, &schema, true),
-            post_merge_on_read(schema.fields().len(), Arc::clone(&gathered)),
+            post_merge_on_read(width, Arc::clone(&gathered)),
         )
         .await?;
         replacing_rows(provider, snapshot, Operation::Merge, scope, &read, &gathered, rewritten).await
@@ -277,13 +289,19 @@ impl Merge {
     ) -> datafusion::error::Result<LogicalPlanBuilder> {
         let t = |name: &str| Expr::Column(Column::new(Some(self.target_alias.clone()), name));
         let unq = |name: &str| Expr::Column(Column::new_unqualified(name));
+        let lineage = scan.schema().index_of_column_by_name(None, lineage::ROW_ID).is_some();
         let mut target = scan.alias(self.target_alias.clone())?;
         let mut target_columns: Vec<Expr> = schema.fields().iter().map(|f| t(f.name())).collect();
+        if lineage {
+            target_columns.extend([t(lineage::ROW_ID), t(lineage::ROW_SEQ)]);
+        }
         if positions {
             target_columns.extend([t(FILE), t(POS)]);
         } else {
-            target = target.window(vec![datafusion::functions_window::expr_fn::row_number().alias(ROW_ID)])?;
-            target_columns.push(unq(ROW_ID));
+            target = target.window(vec![
+                datafusion::functions_window::expr_fn::row_number().alias(TARGET_ROW),
+            ])?;
+            target_columns.push(unq(TARGET_ROW));
         }
         target_columns.push(lit(true).alias(IN_TARGET));
         let target = target.project(target_columns)?;
@@ -371,6 +389,24 @@ impl Merge {
                 None => t(field.name()).alias(field.name()),
             });
         }
+        if lineage {
+            // A target row keeps its id; an updated one gets this commit's
+            // sequence number (NULL: inherited); an inserted one has neither.
+            let updates: Vec<Expr> = self
+                .clauses
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| matches!(c.action, MergeIntoAction::Update(_)))
+                .map(|(i, _)| number(i))
+                .collect();
+            let seq = if updates.is_empty() {
+                t(lineage::ROW_SEQ)
+            } else {
+                when(action.clone().in_list(updates, false), lit(ScalarValue::Int64(None)))
+                    .otherwise(t(lineage::ROW_SEQ))?
+            };
+            out.extend([t(lineage::ROW_ID).alias(lineage::ROW_ID), seq.alias(lineage::ROW_SEQ)]);
+        }
         let deletes: Vec<Expr> = self
             .clauses
             .iter()
@@ -390,7 +426,7 @@ impl Merge {
         if positions {
             out.extend([unq(FILE), unq(POS)]);
         } else {
-            out.push(unq(ROW_ID));
+            out.push(unq(TARGET_ROW));
         }
         out.push(matched.alias(BOTH));
         joined.project(out)
@@ -449,9 +485,8 @@ fn post_merge_on_read(width: usize, gathered: Arc<Mutex<Positions>>) -> Post {
 
 /// Check every target row is matched at most once, count the rows acted
 /// on, keep the rows to write, and drop the bookkeeping columns.
-fn post(schema: SchemaRef) -> Post {
+fn post(width: usize) -> Post {
     let mut seen: HashSet<u64> = HashSet::new();
-    let width = schema.fields().len();
     Box::new(move |batch: RecordBatch| {
         let affected = batch.column(width).as_boolean();
         let keep = batch.column(width + 1).as_boolean();

@@ -54,3 +54,13 @@ pub trait SnapshotSource: TableProvider {
 /// Opens `version` of a table as a [`SnapshotSource`] (a write statement
 /// opens the snapshot it is attempted on, again after each conflict).
 pub type OpenSource = fn(Table, Versioned) -> Result<Arc<dyn SnapshotSource>>;
+
+/// How many lineage columns `source` reads after the table's: 2 when it was
+/// opened `with_lineage` on a table that tracks lineage, else 0.
+pub fn lineage_width(source: &dyn SnapshotSource) -> usize {
+    if source.schema().index_of(crate::plan::lineage::STORED_ROW_ID).is_ok() {
+        2
+    } else {
+        0
+    }
+}

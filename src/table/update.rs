@@ -91,12 +91,7 @@ impl Update {
         // The new rows keep their ids (format version 3): the table's
         // columns, then the lineage, then the positions.
         let source = provider.with_positions().with_lineage();
-        let lineage_width = if source.schema().index_of(lineage::STORED_ROW_ID).is_ok() {
-            2
-        } else {
-            0
-        };
-        let width = schema.fields().len() + lineage_width;
+        let width = schema.fields().len() + crate::table::source::lineage_width(&*source);
         let gathered = Arc::new(Mutex::new(Positions::default()));
         let into = Arc::clone(&gathered);
         let post: Post = Box::new(move |batch: RecordBatch| {
