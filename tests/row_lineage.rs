@@ -67,6 +67,39 @@ async fn carried_over_last(ctx: &SessionContext, lineage: bool) -> (lineage::Car
     (carried, parent)
 }
 
+/// The GET requests `lineage::carried_over` makes for table `t`'s current
+/// snapshot, its manifests already cached, and what it found.
+async fn carried_over_requests(ctx: &SessionContext) -> (lineage::CarriedOver, u64) {
+    use hidden_partitions::store::observe::{ObservedStore, RequestCounts};
+    carried_over_last(ctx, true).await;
+    let provider = ctx.table_provider("t").await.unwrap();
+    let now = provider.downcast_ref::<HiddenPartitionsTable>().unwrap().clone();
+    let snapshot = now.snapshot().unwrap().clone();
+    let then = now
+        .clone()
+        .at(&snapshot.parent_snapshot_id.unwrap().to_string())
+        .await
+        .unwrap();
+    let state = ctx.state();
+    let (after, before) = (
+        now.plan_files(&state, &[]).await.unwrap(),
+        then.plan_files(&state, &[]).await.unwrap(),
+    );
+    let counts = Arc::new(RequestCounts::default());
+    let mut location = now.table().location.clone();
+    location.store = Arc::new(ObservedStore::new(Arc::clone(&location.store), counts.clone()));
+    let carried = lineage::carried_over(
+        &location,
+        then.metadata(),
+        (&snapshot, &after.files),
+        (then.snapshot().unwrap(), &before.files),
+        true,
+    )
+    .await
+    .unwrap();
+    (carried, counts.snapshot().get)
+}
+
 /// The positions of `carried`'s files, all together.
 fn positions(carried: &std::collections::HashMap<object_store::path::Path, Vec<u64>>) -> Vec<u64> {
     carried.values().flatten().copied().collect()
@@ -141,6 +174,45 @@ async fn rewrites_keep_the_ids_of_the_rows_they_copy_and_renew_the_sequence_of_t
 }
 
 #[tokio::test]
+async fn merge_keeps_the_ids_of_the_rows_it_copies_or_updates_and_gives_inserted_rows_new_ones() {
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = hidden_partitions::session(dir.path()).await.unwrap();
+        run(
+            &ctx,
+            &format!(
+                "CREATE TABLE t (id BIGINT, v VARCHAR) TBLPROPERTIES ('format-version' = '3', 'write.merge.mode' = '{mode}')"
+            ),
+        )
+        .await;
+        run(&ctx, "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')").await;
+        let before = lineage_of(&ctx, "t").await;
+        // Sequence number 2: 1 updated, 2 deleted, 3 and 4 untouched, 5 inserted.
+        run(
+            &ctx,
+            "MERGE INTO t USING (VALUES (1, 'A'), (2, NULL), (5, 'e')) s(id, v) ON t.id = s.id
+               WHEN MATCHED AND s.v IS NULL THEN DELETE
+               WHEN MATCHED THEN UPDATE SET v = s.v
+               WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)",
+        )
+        .await;
+        let after = lineage_of(&ctx, "t").await;
+        let old = |id: i64| before.iter().find(|r| r.0 == id).copied().unwrap();
+        assert_eq!(
+            after[..3],
+            [(1, old(1).1, Some(2)), old(3), old(4)],
+            "{mode}: {before:?} -> {after:?}"
+        );
+        let (id, row_id, seq) = after[3];
+        assert_eq!((id, seq), (5, Some(2)), "{mode}: {after:?}");
+        assert!(
+            row_id.is_some_and(|r| before.iter().all(|b| b.1 != Some(r))),
+            "{mode}: an inserted row gets an id of its own: {before:?} -> {after:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_table_before_format_version_3_has_no_lineage_to_read() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = hidden_partitions::session(dir.path()).await.unwrap();
@@ -181,6 +253,18 @@ async fn a_changelog_leaves_out_the_rows_a_rewrite_copied() {
         "{text}"
     );
     assert_eq!(text.lines().count(), 6, "{text}");
+    let (_, copying) = carried_over_requests(&ctx).await;
+    // An UPDATE of every row copies none: the new file's footer says so
+    // (no row stores a sequence number), and nothing else is read.
+    run(&ctx, "UPDATE t SET v = 'z'").await;
+    let (carried, reads) = carried_over_requests(&ctx).await;
+    assert_eq!(carried.rows, 0);
+    // The footer of the new file alone (at most two reads), where one that
+    // copied rows also read both files' footers and the new file's ids.
+    assert!(
+        reads <= 2 && copying > 2,
+        "{reads} GET requests for a rewrite that copied nothing, {copying} for one that did"
+    );
 }
 
 #[tokio::test]

@@ -244,7 +244,8 @@ pub async fn carried_over(
     let removed: Vec<PlannedFile> = before.iter().filter(|f| !now.contains_key(&f.path)).cloned().collect();
     let mut ids: Vec<i64> = Vec::new();
     let constants = file_constants(location, md, snapshot, &added).await?;
-    for_each_file(location, &added, &constants, |file, rows| {
+    let below = Some(snapshot.sequence_number);
+    for_each_file(location, &added, &constants, below, |file, rows| {
         let mut positions = Vec::new();
         for (pos, id, seq) in rows {
             if let (Some(id), Some(seq)) = (id, seq)
@@ -260,9 +261,13 @@ pub async fn carried_over(
     })
     .await?;
     carried.rows += ids.len() as u64;
+    if ids.is_empty() {
+        // Nothing copied: no removed row to find (not even a footer read).
+        return Ok(carried);
+    }
     let copied = IdSet::new(ids);
     let constants = file_constants(location, md, parent, &removed).await?;
-    for_each_file(location, &removed, &constants, |file, rows| {
+    for_each_file(location, &removed, &constants, None, |file, rows| {
         let positions: Vec<u64> = rows
             .filter(|(_, id, _)| id.is_some_and(|id| copied.contains(id)))
             .map(|(pos, _, _)| pos)
@@ -293,20 +298,34 @@ fn live_positions<'a>(count: u64, deleted: &'a [Option<&'a [u64]>]) -> impl Iter
 type RowLineage = (u64, Option<i64>, Option<i64>);
 
 /// Calls `f` with each of `files` and its live rows' lineage, in order.
+/// With `below`, `f` wants only rows last updated before it: a file whose
+/// rows all inherit a later sequence number (its footer's statistics say
+/// it stores none) is skipped unread.
 async fn for_each_file(
     location: &TableLocation,
     files: &[PlannedFile],
     constants: &HashMap<Path, (Option<i64>, i64)>,
+    below: Option<i64>,
     mut f: impl FnMut(&Path, &mut dyn Iterator<Item = RowLineage>),
 ) -> Result<()> {
     use futures::{FutureExt, StreamExt, TryStreamExt};
-    let reads: Vec<_> = files.iter().map(|f| stored_lineage(location, f).boxed()).collect();
+    let constant = |file: &PlannedFile| constants.get(&file.path).copied().unwrap_or((None, 0));
+    let reads: Vec<_> = files
+        .iter()
+        .map(|f| {
+            let inherited_unwanted = below.is_some_and(|below| constant(f).1 >= below);
+            stored_lineage(location, f, inherited_unwanted).boxed()
+        })
+        .collect();
     let mut stored = futures::stream::iter(reads).buffered(8);
     for file in files {
-        let Some((ids, seqs)) = stored.try_next().await? else {
+        let Some(read) = stored.try_next().await? else {
             return crate::format_err!("the lineage of data file {} was not read", file.path);
         };
-        let (first, data_seq) = constants.get(&file.path).copied().unwrap_or((None, 0));
+        let Some((ids, seqs)) = read else {
+            continue;
+        };
+        let (first, data_seq) = constant(file);
         let deleted = [file.deletes.as_deref()];
         let live = live_positions(file.record_count, &deleted);
         match (&ids, &seqs) {
@@ -338,14 +357,19 @@ async fn for_each_file(
 }
 
 /// A data file's stored `_row_id` and `_last_updated_sequence_number`
-/// columns (`None` where it has none), read alone.
+/// columns (`None` where it has none), read alone. With
+/// `inherited_unwanted`, `None` (nothing read past the footer) when no row
+/// stores a sequence number: every row's is the file's.
 async fn stored_lineage(
     location: &TableLocation,
     file: &PlannedFile,
-) -> Result<(
-    Option<datafusion::arrow::array::Int64Array>,
-    Option<datafusion::arrow::array::Int64Array>,
-)> {
+    inherited_unwanted: bool,
+) -> Result<
+    Option<(
+        Option<datafusion::arrow::array::Int64Array>,
+        Option<datafusion::arrow::array::Int64Array>,
+    )>,
+> {
     use datafusion::datasource::physical_plan::parquet::{DefaultParquetFileReaderFactory, ParquetFileReaderFactory};
     use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
     use futures::TryStreamExt;
@@ -365,8 +389,11 @@ async fn stored_lineage(
         .filter(|(_, f)| matches!(id_of(f), Some(ROW_ID_FIELD_ID | ROW_SEQ_FIELD_ID)))
         .map(|(i, _)| i)
         .collect();
+    if inherited_unwanted && no_stored_sequence(&builder) {
+        return Ok(None);
+    }
     if wanted.is_empty() {
-        return Ok((None, None));
+        return Ok(Some((None, None)));
     }
     let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
     let batches: Vec<_> = builder
@@ -376,7 +403,7 @@ async fn stored_lineage(
         .try_collect()
         .await?;
     let Some(first) = batches.first() else {
-        return Ok((None, None));
+        return Ok(Some((None, None)));
     };
     let batch = datafusion::arrow::compute::concat_batches(&first.schema(), &batches)?;
     let column = |id: i32| {
@@ -387,7 +414,31 @@ async fn stored_lineage(
             .position(|f| id_of(f) == Some(id))
             .map(|i| batch.column(i).as_primitive::<Int64Type>().clone())
     };
-    Ok((column(ROW_ID_FIELD_ID), column(ROW_SEQ_FIELD_ID)))
+    Ok(Some((column(ROW_ID_FIELD_ID), column(ROW_SEQ_FIELD_ID))))
+}
+
+/// Whether the footer shows that no row of the file stores a last updated
+/// sequence number: no such column, or one whose statistics count every
+/// value NULL. Missing statistics are no proof.
+fn no_stored_sequence<T>(builder: &parquet::arrow::arrow_reader::ArrowReaderBuilder<T>) -> bool {
+    let Some((i, _)) = builder.schema().fields().iter().enumerate().find(|(_, f)| {
+        f.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok()) == Some(ROW_SEQ_FIELD_ID)
+    }) else {
+        return true;
+    };
+    let Some((leaf, _)) = parquet::arrow::parquet_column(
+        builder.parquet_schema(),
+        builder.schema(),
+        builder.schema().field(i).name(),
+    ) else {
+        return false;
+    };
+    builder.metadata().row_groups().iter().all(|rg| {
+        rg.column(leaf)
+            .statistics()
+            .and_then(|s| s.null_count_opt())
+            .is_some_and(|nulls| nulls == rg.num_rows() as u64)
+    })
 }
 
 /// A set of row ids: a bitmap over their range when they are dense (row
