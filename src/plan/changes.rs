@@ -60,7 +60,7 @@ pub async fn snapshot_files(
         Some(p) => p.manifests()?,
         None => &[],
     };
-    fn listed(ms: &[ManifestFile]) -> HashSet<&str> {
+    fn listed(ms: &[ManifestFile]) -> datafusion::common::HashSet<&str> {
         ms.iter().map(|m| m.path.as_str()).collect()
     }
     let (then_paths, now_paths) = (listed(then), listed(now));
@@ -133,8 +133,8 @@ pub async fn snapshot_files(
 /// `then` and the snapshot only added data manifests (an append: every row
 /// of those manifests' files is new, and no delete came or went).
 pub fn appended(then: &[ManifestFile], now: &[ManifestFile]) -> Option<Vec<ManifestFile>> {
-    let then_paths: HashSet<&str> = then.iter().map(|m| m.path.as_str()).collect();
-    let now_paths: HashSet<&str> = now.iter().map(|m| m.path.as_str()).collect();
+    let then_paths: datafusion::common::HashSet<&str> = then.iter().map(|m| m.path.as_str()).collect();
+    let now_paths: datafusion::common::HashSet<&str> = now.iter().map(|m| m.path.as_str()).collect();
     let added: Vec<ManifestFile> = now
         .iter()
         .filter(|m| !then_paths.contains(m.path.as_str()))

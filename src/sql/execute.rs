@@ -14,7 +14,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{ExecutionPlan, execute_stream};
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{DataFrame, SessionContext};
 
 use super::statement::{CreateTable, Statement, parse_statements};
 use super::timestamp_precision::{unprecise_time_columns, with_microsecond_times};
@@ -277,7 +277,14 @@ pub async fn execute_statement(ctx: &SessionContext, statement: Statement) -> Re
 }
 
 pub(super) async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<StatementResult> {
-    let df = ctx.sql(sql).await?;
+    // `ctx.sql`, with the session's state copied once, not twice, for a
+    // query (a copy is most of a small query's planning).
+    let state = ctx.state();
+    let plan = state.create_logical_plan(sql).await?;
+    let df = match plan {
+        LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) => ctx.execute_logical_plan(plan).await?,
+        plan => DataFrame::new(state, plan),
+    };
     let schema = Arc::new(df.schema().as_arrow().clone());
     let batches = df.collect().await?;
     Ok(StatementResult { schema, batches })
