@@ -789,6 +789,12 @@ fn iceberg_v3_tables_read_the_same() {
         ("DELETE (whole file)", "DELETE FROM n WHERE id = 2"),
         ("DELETE (rewritten file)", "DELETE FROM n WHERE id = 6"),
         ("UPDATE", "UPDATE n SET cat = 'b' WHERE id = 4"),
+        (
+            "MERGE",
+            "MERGE INTO n USING (VALUES (1, 'c'), (7, 'a')) s(id, cat) ON n.id = s.id
+               WHEN MATCHED THEN UPDATE SET cat = s.cat
+               WHEN NOT MATCHED THEN INSERT (id, cat) VALUES (s.id, s.cat)",
+        ),
         ("optimize", "ALTER TABLE n EXECUTE optimize"),
     ];
     for (step, sql) in steps {
