@@ -209,17 +209,26 @@ async fn update_one_percent(s: &Size, wanted: impl Fn(&str) -> bool) {
         let changes = format!("SELECT * FROM table_changes('{t}', {parent}, NULL)");
         let scan = format!("SELECT * FROM \"{t}@{parent}\" WHERE {condition}");
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        // Planning alone (EXPLAIN plans the physical plan too).
+        let (mut our_plans, mut their_plans) = (Vec::new(), Vec::new());
         for _ in 0..s.runs {
             let (o, n) = rows(&ctx, &changes).await;
             assert_eq!(n, 2 * touched, "{t}: a DELETE and an INSERT per updated row");
             ours.push(o);
             theirs.push(rows(&ctx, &scan).await.0);
+            our_plans.push(rows(&ctx, &format!("EXPLAIN {changes}")).await.0);
+            their_plans.push(rows(&ctx, &format!("EXPLAIN {scan}")).await.0);
         }
         report(
             &format!("one UPDATE of 1 % ({label})"),
             median(ours),
             median(theirs),
-            &format!("{} rows, {touched} updated", s.update_rows),
+            &format!(
+                "{} rows, {touched} updated; planning (EXPLAIN): {:.1} ms / {:.1} ms",
+                s.update_rows,
+                ms(median(our_plans)),
+                ms(median(their_plans))
+            ),
         );
     }
 }

@@ -212,7 +212,7 @@ impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {
         if let Some(node) = wire::decode::<DifferenceTableNode>(DIFFERENCE_TABLE_TAG, buf, "changelog difference") {
             let node = node?;
             let input = datafusion_proto::bytes::logical_plan_from_bytes_with_extension_codec(&node.input, ctx, self)?;
-            return Ok(Arc::new(ChangeDifference::new(input, node.keys, node.sign)));
+            return Ok(Arc::new(ChangeDifference::new(input, node.keys, node.sign, node.hash)));
         }
         match wire::decode::<TableNode>(TABLE_TAG, buf, "table") {
             Some(node) => Ok(Arc::new(decode_table(node?, ctx)?)),
@@ -236,6 +236,7 @@ impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {
                     .to_vec(),
                 keys: difference.keys().to_vec(),
                 sign: difference.sign().to_string(),
+                hash: difference.hash().map(str::to_string),
             };
             wire::encode(DIFFERENCE_TABLE_TAG, &message, buf);
             return Ok(());

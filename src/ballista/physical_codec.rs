@@ -6,7 +6,7 @@
 //! | `HiddenPartitionsScanExec`            | the Parquet scan (DataFusion's own encoding), the pushed filters, the selected files' specs and partition values |
 //! | `DataSinkExec` + `HiddenPartitionsSink` | the table, its spec (INSERT; the input travels as the node's child) |
 //! | `WriteExec` (DELETE, UPDATE, MERGE)   | refused: row-level writes run in a local session         |
-//! | `DifferenceExec` (changelog reads)    | its key, sign and projected columns; the input as its child |
+//! | `DifferenceExec` (changelog reads)    | its key, sign, row hash and projected columns; the input as its child |
 //!
 //! DataFusion's Parquet encoding drops the expression adapter, so the scan
 //! re-attaches the one that matches columns by field id after decoding;
@@ -326,6 +326,7 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
                 Arc::clone(input),
                 node.keys.iter().map(|k| *k as usize).collect(),
                 node.sign as usize,
+                node.hash.map(|h| h as usize),
                 projection,
                 node.parallel,
             )?));
@@ -384,6 +385,7 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
                     .map(|p| p.iter().map(|i| *i as u32).collect())
                     .unwrap_or_default(),
                 parallel: difference.parallel(),
+                hash: difference.hash().map(|h| h as u32),
             };
             wire::encode(DIFFERENCE_EXEC_TAG, &message, buf);
             return Ok(());

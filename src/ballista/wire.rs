@@ -36,6 +36,9 @@ pub struct DifferenceTableNode {
     pub keys: Vec<String>,
     #[prost(string, tag = "3")]
     pub sign: String,
+    /// The column of each row's hash of the keys, if the input has one.
+    #[prost(string, optional, tag = "4")]
+    pub hash: Option<String>,
 }
 
 /// A changelog snapshot's difference as a plan node.
@@ -52,6 +55,9 @@ pub struct DifferenceExecNode {
     /// Compared in hash partitions (else in one).
     #[prost(bool, tag = "5")]
     pub parallel: bool,
+    /// The input's column of each row's hash of the keys, if it has one.
+    #[prost(uint32, optional, tag = "6")]
+    pub hash: Option<u32>,
 }
 
 /// Where a table lives: its store, its root in the store, and the storage

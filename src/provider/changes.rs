@@ -39,6 +39,7 @@ use datafusion::logical_expr::{
 use super::HiddenPartitionsTable;
 use super::difference::ChangeDifference;
 use super::exact_key::ExactKey;
+use super::row_hash::RowHash;
 use crate::error::{Error, Result};
 use crate::plan::changes::{SnapshotFiles, snapshot_files};
 use crate::spec::ManifestFile;
@@ -48,6 +49,7 @@ pub const CHANGE_ORDINAL: &str = "_change_ordinal";
 pub const COMMIT_SNAPSHOT_ID: &str = "_commit_snapshot_id";
 
 const SIGN: &str = "__hp_change_sign";
+const HASH: &str = "__hp_change_hash";
 const LOW: &str = "__hp_change_low";
 const HIGH: &str = "__hp_change_high";
 
@@ -309,13 +311,15 @@ fn exact_keys(schema: &SchemaRef, columns: &[String]) -> Vec<(String, String)> {
 
 /// `side`'s table read as the changelog's columns (`schema`'s: cast where
 /// the side's type is older and narrower, NULL where it lacks the
-/// column), then `extra`, then the exact `keys` of its columns.
+/// column), then `extra`, then the exact `keys` of its columns; with
+/// `hashed` (the difference's keys), then each row's hash of those.
 fn side_plan(
     side: &ChangeSide,
     schema: &SchemaRef,
     alias: &str,
     extra: Vec<Expr>,
     keys: &[(String, String)],
+    hashed: Option<&[String]>,
 ) -> Result<LogicalPlan> {
     let have = side.table.schema();
     let scan = LogicalPlanBuilder::scan(alias, provider_as_source(Arc::clone(&side.table)), None)?;
@@ -345,7 +349,15 @@ fn side_plan(
         let value = values[schema.index_of(c)?].clone();
         exprs.push(ExactKey::udf().call(vec![value]).alias(key));
     }
-    Ok(scan.project(exprs)?.build()?)
+    let plan = scan.project(exprs)?;
+    let Some(hashed) = hashed else {
+        return Ok(plan.build()?);
+    };
+    // Hashed here, in each side's partitions, not in the difference.
+    let mut exprs: Vec<Expr> = plan.schema().columns().into_iter().map(Expr::Column).collect();
+    let keys: Vec<Expr> = hashed.iter().map(|k| Expr::Column(Column::from_name(k))).collect();
+    exprs.push(RowHash::udf().call(keys).alias(HASH));
+    Ok(plan.project(exprs)?.build()?)
 }
 
 fn union(mut inputs: Vec<LogicalPlan>) -> Result<Option<LogicalPlan>> {
@@ -375,6 +387,7 @@ fn changelog_plan(
 ) -> Result<LogicalPlan> {
     let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let keys = exact_keys(schema, &columns);
+    let difference_keys = difference_keys(&columns, &keys);
     let mut parts = Vec::new();
     for (i, r) in recorded.into_iter().enumerate() {
         parts.push(recorded_plan(schema, r, i, ids)?);
@@ -387,15 +400,15 @@ fn changelog_plan(
             if change.appended {
                 let mut extra = vec![lit("INSERT").alias(CHANGE_TYPE)];
                 extra.extend(tail(ordinal, snapshot));
-                parts.push(side_plan(side, schema, &alias, extra, &[])?);
+                parts.push(side_plan(side, schema, &alias, extra, &[], None)?);
                 continue;
             }
             let extra = vec![lit(side.sign).alias(SIGN)];
-            sides.push(side_plan(side, schema, &alias, extra, &keys)?);
+            sides.push(side_plan(side, schema, &alias, extra, &keys, Some(&difference_keys))?);
         }
         // One difference per snapshot.
         if let Some(sides) = union(sides)? {
-            parts.push(difference(sides, &columns, &keys, ids, ordinal, snapshot)?);
+            parts.push(difference(sides, &difference_keys, ids, ordinal, snapshot, &columns)?);
         }
     }
     match union(parts)? {
@@ -404,25 +417,36 @@ fn changelog_plan(
     }
 }
 
-/// Rows of one snapshot's sides whose signs do not cancel
-/// (`difference::ChangeDifference`, keyed by `columns` and the exact keys
-/// `keyed`), typed by their sign and (with `ids`) by their identifier's
-/// other rows.
-fn difference(
-    sides: LogicalPlan,
-    columns: &[String],
-    keyed: &[(String, String)],
-    ids: &[String],
-    ordinal: i32,
-    snapshot: i64,
-) -> Result<LogicalPlan> {
+/// What tells rows apart in the difference: `columns`, those with an
+/// exact key (`keyed`) by that key.
+fn difference_keys(columns: &[String], keyed: &[(String, String)]) -> Vec<String> {
     let mut keys: Vec<String> = columns
         .iter()
         .filter(|c| !keyed.iter().any(|(_, k)| k == *c))
         .cloned()
         .collect();
     keys.extend(keyed.iter().map(|(key, _)| key.clone()));
-    let table = Arc::new(ChangeDifference::new(sides, keys, SIGN.to_string()));
+    keys
+}
+
+/// Rows of one snapshot's sides whose signs do not cancel
+/// (`difference::ChangeDifference`, keyed by `keys`, each row's hash of
+/// them in the sides' column [`HASH`]), with the changelog's `columns`,
+/// typed by their sign and (with `ids`) by their identifier's other rows.
+fn difference(
+    sides: LogicalPlan,
+    keys: &[String],
+    ids: &[String],
+    ordinal: i32,
+    snapshot: i64,
+    columns: &[String],
+) -> Result<LogicalPlan> {
+    let table = Arc::new(ChangeDifference::new(
+        sides,
+        keys.to_vec(),
+        SIGN.to_string(),
+        Some(HASH.to_string()),
+    ));
     let mut plan = LogicalPlanBuilder::scan(format!("changes_{ordinal}"), provider_as_source(table), None)?;
     let sign = || Expr::Column(Column::from_name(SIGN));
     let plain = when(sign().gt(lit(0i64)), lit("INSERT")).otherwise(lit("DELETE"))?;

@@ -9,11 +9,12 @@
 //! | snapshot (+1) | (1,'a') (2,'x') (3,'c') | (2,'x') +1: an INSERT; (1,'a') and (3,'c') cancel |
 //!
 //! Why not `GROUP BY` every column: that keeps a group per row and compares
-//! every row in full. Here each row's key columns are hashed as the rows
-//! arrive, and each sign's hashes are set in a bit filter (16 bits per
-//! row of both sides, two bits per hash); a row whose hash the other
-//! sign's filter lacks cannot cancel and passes as it is, in its batch,
-//! uncopied. Only the other rows (copied ones, and well under one percent
+//! every row in full. Here each row's key columns are hashed (by the
+//! sides' own projections, `row_hash.rs`, on the cores that read them),
+//! and each sign's hashes are set in a bit filter (16 bits per row of that
+//! sign, three bits per hash in one 64-bit word: one memory access); a
+//! row whose hash the other sign's filter lacks cannot cancel and passes
+//! as it is, in its batch, uncopied. Only the other rows (copied ones, and well under one percent
 //! by chance) are grouped
 //! exactly (DataFusion's group values) and their signs summed; a batch
 //! that is mostly such rows is grouped whole. An UPDATE that changes every
@@ -29,9 +30,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{filter_record_batch, interleave_record_batch, take};
-use datafusion::arrow::datatypes::{Int64Type, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{Int64Type, Schema, SchemaRef, UInt64Type};
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::hash_utils::{RandomState, create_hashes};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column, internal_datafusion_err, internal_err};
 use datafusion::datasource::TableType;
@@ -51,6 +51,8 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 
+use super::row_hash::row_hashes;
+
 /// The difference as a table: `input` (both sides, each row with its
 /// sign) read through [`DifferenceExec`]. Filters on the changelog's own
 /// columns are applied to both sides before (a row and its cancelling twin
@@ -61,18 +63,21 @@ pub struct ChangeDifference {
     schema: SchemaRef,
     keys: Vec<String>,
     sign: String,
+    hash: Option<String>,
 }
 
 impl ChangeDifference {
     /// The difference of `input`'s rows by columns `keys`, signed by its
-    /// Int64 column `sign`.
-    pub fn new(input: LogicalPlan, keys: Vec<String>, sign: String) -> Self {
+    /// Int64 column `sign`; `hash`, its UInt64 column of each row's hash of
+    /// the keys (`__hp_row_hash`), if it has one.
+    pub fn new(input: LogicalPlan, keys: Vec<String>, sign: String, hash: Option<String>) -> Self {
         let schema = Arc::new(input.schema().as_arrow().clone());
         Self {
             input,
             schema,
             keys,
             sign,
+            hash,
         }
     }
 
@@ -88,13 +93,19 @@ impl ChangeDifference {
         &self.sign
     }
 
+    pub fn hash(&self) -> Option<&str> {
+        self.hash.as_deref()
+    }
+
     /// Whether `filter` may be applied to the sides: it reads only value
     /// columns (not the sign, not an exact key) and is not volatile.
     fn applies_to_sides(&self, filter: &Expr) -> bool {
         let mut ok = !filter.is_volatile();
         let _ = filter.apply(|e| {
             if let Expr::Column(c) = e
-                && (c.name == self.sign || (c.name.starts_with("__hp_") && self.keys.contains(&c.name)))
+                && (c.name == self.sign
+                    || self.hash.as_ref() == Some(&c.name)
+                    || (c.name.starts_with("__hp_") && self.keys.contains(&c.name)))
             {
                 ok = false;
                 return Ok(TreeNodeRecursion::Stop);
@@ -152,11 +163,13 @@ impl TableProvider for ChangeDifference {
         let input = state.create_physical_plan(&plan.build()?).await?;
         let index = |name: &str| self.schema.index_of(name).map_err(Into::into);
         let keys = self.keys.iter().map(|k| index(k)).collect::<Result<Vec<_>>>()?;
+        let hash = self.hash.as_deref().map(index).transpose()?;
         let parallel = parallel(&input);
         Ok(Arc::new(DifferenceExec::try_new(
             input,
             keys,
             index(&self.sign)?,
+            hash,
             projection.cloned(),
             parallel,
         )?))
@@ -182,6 +195,8 @@ fn parallel(input: &Arc<dyn ExecutionPlan>) -> bool {
 /// Rows of `input` whose signs (its Int64 column `sign`) do not cancel
 /// with identical rows (`keys` alike) of the other sign: per distinct row,
 /// as many rows as its sum of signs, of that sign; then `projection`.
+/// `hash`: the input's UInt64 column of each row's hash of its keys
+/// (`row_hash::row_hashes`); without it the operator hashes them.
 /// `parallel`: input partitions are hashed by the keys, so each partition
 /// is one difference of its own; otherwise one partition.
 #[derive(Debug)]
@@ -189,6 +204,7 @@ pub struct DifferenceExec {
     input: Arc<dyn ExecutionPlan>,
     keys: Vec<usize>,
     sign: usize,
+    hash: Option<usize>,
     projection: Option<Vec<usize>>,
     parallel: bool,
     properties: Arc<PlanProperties>,
@@ -200,12 +216,18 @@ impl DifferenceExec {
         input: Arc<dyn ExecutionPlan>,
         keys: Vec<usize>,
         sign: usize,
+        hash: Option<usize>,
         projection: Option<Vec<usize>>,
         parallel: bool,
     ) -> Result<Self> {
         let schema = input.schema();
         if schema.fields().get(sign).map(|f| f.data_type()) != Some(&datafusion::arrow::datatypes::DataType::Int64) {
             return internal_err!("the changelog difference's sign (column {sign}) must be an Int64 column");
+        }
+        if let Some(h) = hash
+            && schema.fields().get(h).map(|f| f.data_type()) != Some(&datafusion::arrow::datatypes::DataType::UInt64)
+        {
+            return internal_err!("the changelog difference's row hash (column {h}) must be a UInt64 column");
         }
         if keys.iter().any(|k| *k >= schema.fields().len()) {
             return internal_err!("the changelog difference's keys {keys:?} are not all columns of its input");
@@ -228,6 +250,7 @@ impl DifferenceExec {
             input,
             keys,
             sign,
+            hash,
             projection,
             parallel,
             properties,
@@ -241,6 +264,10 @@ impl DifferenceExec {
 
     pub fn sign(&self) -> usize {
         self.sign
+    }
+
+    pub fn hash(&self) -> Option<usize> {
+        self.hash
     }
 
     pub fn projection(&self) -> Option<&Vec<usize>> {
@@ -284,8 +311,12 @@ impl ExecutionPlan for DifferenceExec {
             return vec![Distribution::SinglePartition];
         }
         let schema = self.input.schema();
-        let keys: Vec<Arc<dyn PhysicalExpr>> = self
-            .keys
+        // Equal keys, equal hash: partitioning by the hash alone keeps them together.
+        let by = match self.hash {
+            Some(h) => vec![h],
+            None => self.keys.clone(),
+        };
+        let keys: Vec<Arc<dyn PhysicalExpr>> = by
             .iter()
             .map(|k| {
                 Arc::new(datafusion::physical_expr::expressions::Column::new(
@@ -307,6 +338,7 @@ impl ExecutionPlan for DifferenceExec {
                 input,
                 self.keys.clone(),
                 self.sign,
+                self.hash,
                 self.projection.clone(),
                 self.parallel,
             )?)),
@@ -329,11 +361,11 @@ impl ExecutionPlan for DifferenceExec {
         let input = self.input.execute(partition, Arc::clone(&context))?;
         let reservation =
             MemoryConsumer::new(format!("ChangelogDifference[{partition}]")).register(context.memory_pool());
-        let (keys, sign, projection) = (self.keys.clone(), self.sign, self.projection.clone());
+        let (keys, sign, hash, projection) = (self.keys.clone(), self.sign, self.hash, self.projection.clone());
         let batch_size = context.session_config().batch_size();
         let metrics = BaselineMetrics::new(&self.metrics, partition);
         let stream = futures::stream::once(async move {
-            let (batches, _reservation) = collect(input, reservation, &keys, sign).await?;
+            let (batches, _reservation) = collect(input, reservation, &keys, sign, hash).await?;
             let timer = metrics.elapsed_compute().timer();
             let out = difference(&batches, &keys, batch_size)?;
             let out = out
@@ -359,14 +391,14 @@ struct Hashed {
     batch: RecordBatch,
     /// [`PLUS`] or [`MINUS`] per row.
     signs: Vec<u8>,
-    hashes: Vec<u64>,
+    hashes: datafusion::arrow::buffer::ScalarBuffer<u64>,
 }
 
 const PLUS: u8 = 1;
 const MINUS: u8 = 2;
 
 impl Hashed {
-    fn new(batch: RecordBatch, keys: &[usize], sign: usize) -> Result<Self> {
+    fn new(batch: RecordBatch, keys: &[usize], sign: usize, hash: Option<usize>) -> Result<Self> {
         let column = batch.column(sign);
         if column.null_count() > 0 {
             return internal_err!("a changelog side has a row without a sign");
@@ -383,9 +415,25 @@ impl Hashed {
         if let Some(at) = signs.iter().position(|s| *s == 0) {
             return internal_err!("a changelog side's sign is {}, not 1 or -1", values[at]);
         }
-        let columns: Vec<ArrayRef> = keys.iter().map(|k| Arc::clone(batch.column(*k))).collect();
-        let mut hashes = vec![0u64; batch.num_rows()];
-        create_hashes(&columns, &RandomState::with_seed(0), &mut hashes)?;
+        let hashes = match hash {
+            Some(h) => {
+                let column = batch.column(h);
+                if column.null_count() > 0 {
+                    return internal_err!("a changelog side has a row without a hash");
+                }
+                column
+                    .as_primitive_opt::<UInt64Type>()
+                    .ok_or_else(|| internal_datafusion_err!("the changelog row hash is not a UInt64 column"))?
+                    .values()
+                    .clone()
+            }
+            None => {
+                let columns: Vec<ArrayRef> = keys.iter().map(|k| Arc::clone(batch.column(*k))).collect();
+                let mut hashes = vec![0u64; batch.num_rows()];
+                row_hashes(&columns, &mut hashes)?;
+                hashes.into()
+            }
+        };
         Ok(Self { batch, signs, hashes })
     }
 }
@@ -398,56 +446,57 @@ async fn collect(
     reservation: MemoryReservation,
     keys: &[usize],
     sign: usize,
+    hash: Option<usize>,
 ) -> Result<(Vec<Hashed>, MemoryReservation)> {
     let mut batches = Vec::new();
     while let Some(batch) = input.next().await {
         let batch = batch?;
         if batch.num_rows() > 0 {
             reservation.try_grow(batch.get_array_memory_size() + batch.num_rows() * 9)?;
-            batches.push(Hashed::new(batch, keys, sign)?);
+            batches.push(Hashed::new(batch, keys, sign, hash)?);
         }
     }
     Ok((batches, reservation))
 }
 
-/// The hashes one sign has, as a Bloom filter of two bits per hash (two
-/// slices of the hash): a clear bit means no row of that sign has the hash.
+/// The hashes one sign has, as a blocked Bloom filter: the hash's top bits
+/// pick a 64-bit word, three 6-bit slices of its low bits set three bits
+/// in it (one memory access per row). A clear bit means no row of that
+/// sign has the hash.
 struct HashBits {
     words: Vec<u64>,
-    /// log2 of the number of bits.
+    /// log2 of the number of words.
     width: u32,
 }
 
 impl HashBits {
-    /// Bits for a filter of some of `rows` hashes: 16 per row of both
-    /// signs, at most 2^28. A chance match: 1.4 % of rows when one sign
-    /// has them all, under 0.4 % when the signs share them evenly.
+    /// Words for a filter of `rows` hashes: 16 bits per row (rounded up to
+    /// a power of two), at most 2^28 bits. A chance match: 0.1–0.5 % of
+    /// rows.
     fn new(rows: usize) -> Self {
         let bits = (rows.max(4) * 16).next_power_of_two().min(1 << 28);
+        let words = bits / 64;
         Self {
-            words: vec![0; bits / 64],
-            width: bits.trailing_zeros(),
+            words: vec![0; words],
+            width: words.trailing_zeros(),
         }
     }
 
-    /// The two bits of `hash`: its top `width` bits, and the `width` below.
-    fn at(&self, hash: u64) -> [(usize, u64); 2] {
-        let mask = (1u64 << self.width) - 1;
-        let bit = |b: u64| ((b / 64) as usize, 1u64 << (b % 64));
-        [
-            bit(hash >> (64 - self.width)),
-            bit((hash >> (64 - 2 * self.width)) & mask),
-        ]
+    /// `hash`'s word and its three bits.
+    fn at(&self, hash: u64) -> (usize, u64) {
+        let word = hash.checked_shr(64 - self.width).unwrap_or(0) as usize;
+        let bits = (1u64 << (hash & 63)) | (1u64 << ((hash >> 6) & 63)) | (1u64 << ((hash >> 12) & 63));
+        (word, bits)
     }
 
     fn insert(&mut self, hash: u64) {
-        for (word, bit) in self.at(hash) {
-            self.words[word] |= bit;
-        }
+        let (word, bits) = self.at(hash);
+        self.words[word] |= bits;
     }
 
     fn may_contain(&self, hash: u64) -> bool {
-        self.at(hash).iter().all(|(word, bit)| self.words[*word] & bit != 0)
+        let (word, bits) = self.at(hash);
+        self.words[word] & bits == bits
     }
 }
 
@@ -459,8 +508,14 @@ fn difference(batches: &[Hashed], keys: &[usize], batch_size: usize) -> Result<V
     let Some(first) = batches.first() else {
         return Ok(Vec::new());
     };
+    // Each sign's filter sized for its own rows (both fit a core's cache
+    // where one sized for all rows would not).
+    let plus_rows: usize = batches
+        .iter()
+        .map(|b| b.signs.iter().filter(|s| **s == PLUS).count())
+        .sum();
     let rows: usize = batches.iter().map(|b| b.hashes.len()).sum();
-    let (mut plus, mut minus) = (HashBits::new(rows), HashBits::new(rows));
+    let (mut plus, mut minus) = (HashBits::new(plus_rows), HashBits::new(rows - plus_rows));
     for b in batches {
         for (hash, sign) in b.hashes.iter().zip(&b.signs) {
             match *sign {
@@ -633,7 +688,7 @@ mod tests {
             &[Some("a"), Some("x"), None, Some("d"), Some("f"), Some("f")],
             &[1; 6],
         );
-        let hashed = [before, after].map(|b| Hashed::new(b, &[0, 1], 2).unwrap());
+        let hashed = [before, after].map(|b| Hashed::new(b, &[0, 1], 2, None).unwrap());
         let out = difference(&hashed, &[0, 1], 2).unwrap();
         assert_eq!(
             sorted(out),
@@ -672,7 +727,7 @@ mod tests {
                 *counts.entry((ids[i], vs[i].clone())).or_default() += signs[i];
             }
             let vs: Vec<Option<&str>> = vs.iter().map(|v| v.as_deref()).collect();
-            batches.push(Hashed::new(batch(&ids, &vs, &signs), &[0, 1], 2).unwrap());
+            batches.push(Hashed::new(batch(&ids, &vs, &signs), &[0, 1], 2, None).unwrap());
         }
         let mut want = Vec::new();
         for ((id, v), n) in counts {
@@ -706,7 +761,7 @@ mod tests {
             })
             .collect();
         let hashed = Arc::new(RepartitionExec::try_new(source, Partitioning::Hash(keys, 3)).unwrap());
-        let exec = Arc::new(DifferenceExec::try_new(hashed, vec![0, 1], 2, Some(vec![0, 2]), true).unwrap());
+        let exec = Arc::new(DifferenceExec::try_new(hashed, vec![0, 1], 2, None, Some(vec![0, 2]), true).unwrap());
         assert_eq!(exec.properties().partitioning.partition_count(), 3);
         let out = datafusion::physical_plan::collect(exec, Arc::new(TaskContext::default()))
             .await
@@ -727,22 +782,30 @@ mod tests {
 
     #[test]
     fn the_bit_filter_has_every_hash_it_was_given_and_few_others() {
-        // Two signs of 100,000 rows each: each sign's filter holds its half.
-        let mut filter = HashBits::new(200_000);
-        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..200_000));
-        let mut hashes = vec![0u64; 200_000];
-        create_hashes(&[ids], &RandomState::with_seed(0), &mut hashes).unwrap();
-        let (mine, others) = hashes.split_at(100_000);
-        mine.iter().for_each(|h| filter.insert(*h));
-        assert!(mine.iter().all(|h| filter.may_contain(*h)));
-        let chance = others.iter().filter(|h| filter.may_contain(**h)).count();
-        assert!(chance < 400, "{chance} chance matches in 100,000");
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..300_000));
+        let mut hashes = vec![0u64; 300_000];
+        row_hashes(&[ids], &mut hashes).unwrap();
+        let (given, others) = hashes.split_at(200_000);
+        // Filters of 100,000 and of 200,000 rows (16 bits a row, rounded
+        // up: 1.6 M bits to 2^21, 3.2 M to 2^22), and of 130,000 (2.08 M
+        // bits in 2^21: nearly the fullest a filter gets).
+        for (held, limit) in [(100_000, 400), (200_000, 400), (130_000, 600)] {
+            let mut filter = HashBits::new(held);
+            given[..held].iter().for_each(|h| filter.insert(*h));
+            assert!(given[..held].iter().all(|h| filter.may_contain(*h)));
+            let chance = others.iter().filter(|h| filter.may_contain(**h)).count();
+            assert!(chance < limit, "{held} held: {chance} chance matches in 100,000");
+        }
+        // The smallest filter is one word.
+        let mut tiny = HashBits::new(0);
+        tiny.insert(u64::MAX);
+        assert!(tiny.may_contain(u64::MAX) && tiny.words.len() == 1);
     }
 
     #[test]
     fn a_sign_other_than_one_is_an_error() {
         let bad = batch(&[1], &[Some("a")], &[2]);
-        let err = Hashed::new(bad, &[0, 1], 2).err().unwrap().to_string();
+        let err = Hashed::new(bad, &[0, 1], 2, None).err().unwrap().to_string();
         assert!(err.contains("sign is 2"), "{err}");
     }
 }

@@ -6,6 +6,7 @@ pub mod difference;
 pub mod dml;
 pub mod exact_key;
 pub mod field_ids;
+pub mod row_hash;
 pub mod scan_exec;
 pub mod sink;
 pub mod table_provider;

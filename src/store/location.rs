@@ -166,15 +166,21 @@ impl TableLocation {
     /// Resolve a stored relative path (URI-encoded, `/`-separated) to an object path.
     pub fn resolve(&self, stored: &str) -> Result<Path> {
         let decoded = uri::decode(stored)?;
-        let mut path = self.root.clone();
+        // One string, parsed once (`Path::join` per segment copies the path
+        // each time: planning resolves every file of every manifest read).
+        let mut raw = String::with_capacity(self.root.as_ref().len() + decoded.len() + 1);
+        raw.push_str(self.root.as_ref());
         for part in decoded.split('/').filter(|p| !p.is_empty()) {
             // Segments are Hive-escaped (no '/', no controls): take them verbatim.
-            let part = PathPart::parse(part).map_err(|e| {
+            PathPart::parse(part).map_err(|e| {
                 crate::error::Error::Format(format!("invalid path segment {part:?} in {stored:?}: {e}"))
             })?;
-            path = path.join(part);
+            if !raw.is_empty() {
+                raw.push('/');
+            }
+            raw.push_str(part);
         }
-        Ok(path)
+        Path::parse(&raw).map_err(|e| crate::error::Error::Format(format!("invalid path {stored:?}: {e}")))
     }
 
     /// The stored (relative, URI-encoded) form of `path`, an object under the

@@ -29,6 +29,9 @@ fn push_escape(out: &mut String, b: u8) {
 
 /// Decodes every `%XX`; anything else is copied as is.
 pub(super) fn decode(s: &str) -> Result<String, ValueError> {
+    if !s.contains('%') {
+        return Ok(s.to_owned());
+    }
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
