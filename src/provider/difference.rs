@@ -14,9 +14,9 @@
 //! and each sign's hashes are set in a bit filter (16 bits per row of that
 //! sign, three bits per hash in one 64-bit word: one memory access); a
 //! row whose hash the other sign's filter lacks cannot cancel and passes
-//! as it is, in its batch, uncopied. Only the other rows (copied ones, and well under one percent
-//! by chance) are grouped
-//! exactly (DataFusion's group values) and their signs summed; a batch
+//! as it is, in its batch, uncopied. Only the other rows (copied ones,
+//! and well under one percent by chance) are grouped exactly
+//! (DataFusion's group values) and their signs summed; a batch
 //! that is mostly such rows is grouped whole. An UPDATE that changes every
 //! row of a file so costs a hash per row, not a grouping of both files.
 //!
@@ -429,9 +429,7 @@ impl Hashed {
             }
             None => {
                 let columns: Vec<ArrayRef> = keys.iter().map(|k| Arc::clone(batch.column(*k))).collect();
-                let mut hashes = vec![0u64; batch.num_rows()];
-                row_hashes(&columns, &mut hashes)?;
-                hashes.into()
+                row_hashes(&columns, batch.num_rows())?.into()
             }
         };
         Ok(Self { batch, signs, hashes })
@@ -783,8 +781,7 @@ mod tests {
     #[test]
     fn the_bit_filter_has_every_hash_it_was_given_and_few_others() {
         let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..300_000));
-        let mut hashes = vec![0u64; 300_000];
-        row_hashes(&[ids], &mut hashes).unwrap();
+        let hashes = row_hashes(&[ids], 300_000).unwrap();
         let (given, others) = hashes.split_at(200_000);
         // Filters of 100,000 and of 200,000 rows (16 bits a row, rounded
         // up: 1.6 M bits to 2^21, 3.2 M to 2^22), and of 130,000 (2.08 M

@@ -20,12 +20,12 @@ use datafusion::common::Result;
 use datafusion::common::hash_utils::{RandomState, create_hashes};
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility};
 
-/// Each row's hash of `columns` (what `__hp_row_hash` returns), into `out`
-/// (one entry per row).
-pub fn row_hashes(columns: &[ArrayRef], out: &mut [u64]) -> Result<()> {
-    out.fill(0);
-    create_hashes(columns, &RandomState::with_seed(0), out)?;
-    Ok(())
+/// Each row's hash of `columns` (what `__hp_row_hash` returns), for `rows`
+/// rows.
+pub fn row_hashes(columns: &[ArrayRef], rows: usize) -> Result<Vec<u64>> {
+    let mut hashes = vec![0u64; rows];
+    create_hashes(columns, &RandomState::with_seed(0), &mut hashes)?;
+    Ok(hashes)
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -62,8 +62,7 @@ impl ScalarUDFImpl for RowHash {
             .iter()
             .map(|a| a.to_array(args.number_rows))
             .collect::<Result<Vec<_>>>()?;
-        let mut hashes = vec![0u64; args.number_rows];
-        row_hashes(&columns, &mut hashes)?;
+        let hashes = row_hashes(&columns, args.number_rows)?;
         Ok(ColumnarValue::Array(Arc::new(UInt64Array::from(hashes))))
     }
 }
@@ -95,8 +94,7 @@ mod tests {
         assert!(got[0] != got[2] && got[0] != got[3] && got[2] != got[3], "{got:?}");
         let ids: ArrayRef = Arc::new(Int64Array::from(vec![1, 1, 1, 2]));
         let ss: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("a"), None, Some("a")]));
-        let mut direct = vec![0u64; 4];
-        row_hashes(&[ids, ss], &mut direct).unwrap();
+        let direct = row_hashes(&[ids, ss], 4).unwrap();
         assert_eq!(direct, got);
         assert_eq!(batches[0].column(0).null_count(), 0);
     }
