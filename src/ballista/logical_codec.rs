@@ -30,6 +30,7 @@ use crate::expr::key_function::KeyFunction;
 use crate::provider::HiddenPartitionsTable;
 use crate::provider::difference::ChangeDifference;
 use crate::provider::scan_exec::JoinKeys;
+use crate::provider::table_provider::Definition;
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -68,9 +69,11 @@ fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
         as_of: t.as_of,
         only,
         restricted: t.only.is_some(),
-        definition: t.definition.clone(),
+        definition: t.definition().to_string(),
         positions: t.extras.positions,
         lineage: t.extras.lineage,
+        change_ordinal: t.extras.change.map(|c| c.ordinal),
+        change_snapshot: t.extras.change.map(|c| c.snapshot),
         hidden: {
             let mut hidden: Vec<HiddenRowsNode> = t
                 .hidden
@@ -143,7 +146,7 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
                     .collect::<HashSet<_>>(),
             )
         }),
-        definition: node.definition,
+        definition: Definition::written(node.definition),
         dml: None,
         extras: Default::default(),
         hidden: (!node.hidden.is_empty()).then(|| {
@@ -190,7 +193,11 @@ fn decode_table(node: TableNode, ctx: &TaskContext) -> Result<HiddenPartitionsTa
             .collect::<Result<_>>()?,
     };
     let table = if node.positions { table.with_positions() } else { table };
-    Ok(if node.lineage { table.with_lineage() } else { table })
+    let table = if node.lineage { table.with_lineage() } else { table };
+    Ok(match (node.change_ordinal, node.change_snapshot) {
+        (Some(ordinal), Some(snapshot)) => table.with_change_constants(ordinal, snapshot),
+        _ => table,
+    })
 }
 
 impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {

@@ -105,6 +105,12 @@ pub struct TableNode {
     /// Rows the scans leave out besides deleted ones (a changelog's copied rows).
     #[prost(message, repeated, tag = "14")]
     pub hidden: Vec<HiddenRowsNode>,
+    /// A changelog append's own columns, added by the scan: its ordinal
+    /// in the range and its snapshot (both set or neither).
+    #[prost(int32, optional, tag = "15")]
+    pub change_ordinal: Option<i32>,
+    #[prost(int64, optional, tag = "16")]
+    pub change_snapshot: Option<i64>,
 }
 
 /// Positions of one data file a scan leaves out.

@@ -167,6 +167,7 @@ fn side(table: ForeignTable, to: &[crate::spec::NestedField], sign: i64) -> Resu
         table: Arc::new(table),
         select,
         sign,
+        constants: false,
     })
 }
 

@@ -60,12 +60,7 @@ pub async fn snapshot_files(
         Some(p) => p.manifests()?,
         None => &[],
     };
-    fn listed(ms: &[ManifestFile]) -> datafusion::common::HashSet<&str> {
-        ms.iter().map(|m| m.path.as_str()).collect()
-    }
-    let (then_paths, now_paths) = (listed(then), listed(now));
-    let added: Vec<&ManifestFile> = now.iter().filter(|m| !then_paths.contains(m.path.as_str())).collect();
-    let removed: Vec<&ManifestFile> = then.iter().filter(|m| !now_paths.contains(m.path.as_str())).collect();
+    let (added, removed) = manifest_changes(then, now);
     if added.is_empty() && removed.is_empty() {
         return Ok(SnapshotFiles::Unchanged);
     }
@@ -133,15 +128,36 @@ pub async fn snapshot_files(
 /// `then` and the snapshot only added data manifests (an append: every row
 /// of those manifests' files is new, and no delete came or went).
 pub fn appended(then: &[ManifestFile], now: &[ManifestFile]) -> Option<Vec<ManifestFile>> {
-    let then_paths: datafusion::common::HashSet<&str> = then.iter().map(|m| m.path.as_str()).collect();
-    let now_paths: datafusion::common::HashSet<&str> = now.iter().map(|m| m.path.as_str()).collect();
-    let added: Vec<ManifestFile> = now
-        .iter()
-        .filter(|m| !then_paths.contains(m.path.as_str()))
-        .cloned()
-        .collect();
-    let kept = then.iter().all(|m| now_paths.contains(m.path.as_str()));
-    (kept && !added.is_empty() && added.iter().all(|m| m.content.is_data())).then_some(added)
+    let (added, removed) = manifest_changes(then, now);
+    (removed.is_empty() && !added.is_empty() && added.iter().all(|m| m.content.is_data()))
+        .then(|| added.into_iter().cloned().collect())
+}
+
+/// The manifests `now` lists and `then` does not (added), and those `then`
+/// lists and `now` does not (removed). A list names each manifest once.
+/// An append lists its parent's manifests as one run, after or before its
+/// own: that is checked first, by comparing paths in order (a table of
+/// 1,000 manifests otherwise hashes 2,000 paths per snapshot).
+fn manifest_changes<'a>(
+    then: &'a [ManifestFile],
+    now: &'a [ManifestFile],
+) -> (Vec<&'a ManifestFile>, Vec<&'a ManifestFile>) {
+    if let Some(extra) = now.len().checked_sub(then.len()) {
+        for start in [extra, 0] {
+            let run = &now[start..start + then.len()];
+            if run.iter().zip(then).all(|(a, b)| a.path == b.path) {
+                let added = now[..start].iter().chain(&now[start + then.len()..]).collect();
+                return (added, Vec::new());
+            }
+        }
+    }
+    let listed = |ms: &'a [ManifestFile]| -> datafusion::common::HashSet<&'a str> {
+        ms.iter().map(|m| m.path.as_str()).collect()
+    };
+    let (then_paths, now_paths) = (listed(then), listed(now));
+    let added = now.iter().filter(|m| !then_paths.contains(m.path.as_str())).collect();
+    let removed = then.iter().filter(|m| !now_paths.contains(m.path.as_str())).collect();
+    (added, removed)
 }
 
 /// The data manifests (`data`) or the delete manifests of `manifests`.
@@ -182,4 +198,58 @@ async fn data_paths(
         .into_iter()
         .flatten()
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::metadata::ManifestContent;
+
+    fn list(paths: &[&str]) -> Vec<ManifestFile> {
+        paths
+            .iter()
+            .map(|p| ManifestFile {
+                path: p.to_string(),
+                length: 1,
+                spec_id: 0,
+                added_snapshot_id: 1,
+                file_count: 1,
+                record_count: 1,
+                partitions: Vec::new(),
+                iceberg: None,
+                content: ManifestContent::default(),
+            })
+            .collect()
+    }
+
+    fn changes(then: &[&str], now: &[&str]) -> (Vec<String>, Vec<String>) {
+        let (then, now) = (list(then), list(now));
+        let (added, removed) = manifest_changes(&then, &now);
+        let paths = |ms: Vec<&ManifestFile>| ms.into_iter().map(|m| m.path.clone()).collect();
+        (paths(added), paths(removed))
+    }
+
+    #[test]
+    fn manifests_added_and_removed_are_found_wherever_they_are_listed() {
+        let none: Vec<String> = Vec::new();
+        // appends, the new manifests first or last
+        assert_eq!(changes(&["a", "b"], &["n", "a", "b"]), (vec!["n".into()], none.clone()));
+        assert_eq!(
+            changes(&["a", "b"], &["a", "b", "n", "m"]),
+            (vec!["n".into(), "m".into()], none.clone())
+        );
+        assert_eq!(changes(&[], &["n"]), (vec!["n".into()], none.clone()));
+        // nothing changed
+        assert_eq!(changes(&["a", "b"], &["a", "b"]), (none.clone(), none.clone()));
+        // a rewrite: one replaced, in the middle
+        assert_eq!(
+            changes(&["a", "b", "c"], &["a", "x", "c"]),
+            (vec!["x".into()], vec!["b".into()])
+        );
+        // the parent's manifests reordered, one added: not one run
+        assert_eq!(changes(&["a", "b"], &["b", "n", "a"]), (vec!["n".into()], none.clone()));
+        // one removed, none added
+        assert_eq!(changes(&["a", "b", "c"], &["a", "c"]), (none.clone(), vec!["b".into()]));
+        assert_eq!(changes(&["a", "b"], &[]), (none, vec!["a".into(), "b".into()]));
+    }
 }

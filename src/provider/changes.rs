@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::catalog::view::ViewTable;
 use datafusion::common::{Column, ScalarValue};
@@ -108,6 +108,9 @@ pub struct ChangeSide {
     pub select: Vec<Option<String>>,
     /// +1: the snapshot's side (rows only here are inserted); -1: its parent's.
     pub sign: i64,
+    /// The table reads the changelog's own columns itself, after `select`'s
+    /// (an append of ours, `HiddenPartitionsTable::with_change_constants`).
+    pub constants: bool,
 }
 
 /// One snapshot of the range and what to read for it.
@@ -207,7 +210,7 @@ impl HiddenPartitionsTable {
                 schema: Arc::clone(&schema),
                 as_of: Some(snapshot),
                 only: None,
-                definition: String::new(),
+                definition: Default::default(),
                 dml: None,
                 extras: Default::default(),
                 join_keys: Vec::new(),
@@ -220,6 +223,7 @@ impl HiddenPartitionsTable {
             table: Arc::new(table),
             select: select.clone(),
             sign,
+            constants: false,
         };
         let mut changes = Vec::new();
         for (ordinal, id) in snapshots.iter().enumerate() {
@@ -227,7 +231,14 @@ impl HiddenPartitionsTable {
             let parent = snapshot.parent_snapshot_id.and_then(|p| md.snapshot(p));
             let (appended, sides) = match snapshot_files(&self.table.location, &md, parent, snapshot).await? {
                 SnapshotFiles::Unchanged => continue,
-                SnapshotFiles::Appended(manifests) => (true, vec![side(reading(*id, manifests)?, 1)]),
+                SnapshotFiles::Appended(manifests) => {
+                    let table = reading(*id, manifests)?.with_change_constants(ordinal as i32, *id);
+                    let appended = ChangeSide {
+                        constants: true,
+                        ..side(table, 1)
+                    };
+                    (true, vec![appended])
+                }
                 SnapshotFiles::Rewritten { touched, before, after } => {
                     let touched = Arc::new(touched);
                     let now = reading(*id, after)?.restricted(Arc::clone(&touched));
@@ -397,6 +408,11 @@ fn changelog_plan(
         let mut sides = Vec::new();
         for (i, side) in change.sides.iter().enumerate() {
             let alias = format!("changes_{ordinal}_{i}");
+            if change.appended && side.constants && reads_as_is(side, schema) {
+                let scan = LogicalPlanBuilder::scan(alias, provider_as_source(Arc::clone(&side.table)), None)?;
+                parts.push(scan.build()?);
+                continue;
+            }
             if change.appended {
                 let mut extra = vec![lit("INSERT").alias(CHANGE_TYPE)];
                 extra.extend(tail(ordinal, snapshot));
@@ -415,6 +431,43 @@ fn changelog_plan(
         Some(plan) => Ok(plan),
         None => empty(schema, &columns),
     }
+}
+
+/// Whether `side`'s table has exactly the changelog's columns (`schema`'s,
+/// then its own three), in order, typed alike.
+fn reads_as_is(side: &ChangeSide, schema: &SchemaRef) -> bool {
+    let have = side.table.schema();
+    let own = constant_fields();
+    let want = schema.fields().iter().chain(&own);
+    have.fields().len() == schema.fields().len() + 3
+        && side
+            .select
+            .iter()
+            .zip(schema.fields())
+            .all(|(s, f)| s.as_deref() == Some(f.name().as_str()))
+        && have
+            .fields()
+            .iter()
+            .zip(want)
+            .all(|(h, w)| h.name() == w.name() && h.data_type() == w.data_type())
+}
+
+/// The changelog's own columns, as a scan adds them to an append's rows.
+pub(crate) fn constant_fields() -> [FieldRef; 3] {
+    [
+        Arc::new(Field::new(CHANGE_TYPE, DataType::Utf8, false)),
+        Arc::new(Field::new(CHANGE_ORDINAL, DataType::Int32, false)),
+        Arc::new(Field::new(COMMIT_SNAPSHOT_ID, DataType::Int64, false)),
+    ]
+}
+
+/// Their values for an append's rows.
+pub(crate) fn constant_values(change: super::table_provider::ChangeConstants) -> [ScalarValue; 3] {
+    [
+        ScalarValue::Utf8(Some("INSERT".to_string())),
+        ScalarValue::Int32(Some(change.ordinal)),
+        ScalarValue::Int64(Some(change.snapshot)),
+    ]
 }
 
 /// What tells rows apart in the difference: `columns`, those with an

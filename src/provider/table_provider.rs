@@ -47,16 +47,32 @@ pub(crate) struct Extras {
     pub positions: bool,
     /// Each row's lineage parts (`plan::lineage`).
     pub lineage: bool,
+    /// A changelog's own columns, the same for every row (`provider::changes`).
+    pub change: Option<ChangeConstants>,
+}
+
+/// The changelog columns of an append's rows: each an `INSERT` of
+/// `snapshot`, the `ordinal`-th of its range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ChangeConstants {
+    pub ordinal: i32,
+    pub snapshot: i64,
 }
 
 impl Extras {
     fn any(&self) -> bool {
+        self.positions || self.lineage || self.change.is_some()
+    }
+
+    /// Whether the scan reads each row's position.
+    fn positioned(&self) -> bool {
         self.positions || self.lineage
     }
 
     /// The scan's schema: `table`'s columns, then the stored lineage
-    /// columns, the per-file constants (lineage's, then the file path),
-    /// and the row position — the order DataFusion's file scan gives them.
+    /// columns, the per-file constants (lineage's, the file path, the
+    /// changelog's), and the row position — the order DataFusion's file
+    /// scan gives them.
     fn schema(&self, table: &SchemaRef) -> SchemaRef {
         if !self.any() {
             return Arc::clone(table);
@@ -64,16 +80,59 @@ impl Extras {
         let mut fields: Vec<_> = table.fields().iter().cloned().collect();
         if self.lineage {
             fields.extend(lineage::stored_fields());
+        }
+        fields.extend(self.partition_fields());
+        if self.positioned() {
+            fields.push(positions::pos_field());
+        }
+        Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+            fields,
+            table.metadata().clone(),
+        ))
+    }
+
+    /// The columns DataFusion adds to each file's rows as constants.
+    fn partition_fields(&self) -> Vec<datafusion::arrow::datatypes::FieldRef> {
+        let mut fields = Vec::new();
+        if self.lineage {
             fields.extend(lineage::constant_fields());
         }
         if self.positions {
             fields.push(positions::file_field());
         }
-        fields.push(positions::pos_field());
-        Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
-            fields,
-            table.metadata().clone(),
-        ))
+        if self.change.is_some() {
+            fields.extend(super::changes::constant_fields());
+        }
+        fields
+    }
+}
+
+/// How `SHOW CREATE TABLE` names the table, and the statement once written.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Definition {
+    /// The namespace of the warehouse the table is in, if not the default.
+    pub schema: Option<String>,
+    /// The table lives at its own location (a `LOCATION` table).
+    pub location: bool,
+    pub text: Arc<std::sync::OnceLock<String>>,
+}
+
+impl Definition {
+    /// The statement as given (a table sent to a Ballista scheduler).
+    pub fn written(text: String) -> Self {
+        Self {
+            text: Arc::new(std::sync::OnceLock::from(text)),
+            ..Self::default()
+        }
+    }
+
+    /// The same naming, the statement not yet written.
+    fn fresh(&self) -> Self {
+        Self {
+            schema: self.schema.clone(),
+            location: self.location,
+            text: Arc::default(),
+        }
     }
 }
 
@@ -87,7 +146,7 @@ pub struct HiddenPartitionsTable {
     /// Read only these data files (a write statement rewriting them).
     pub(crate) only: Option<Arc<HashSet<object_store::path::Path>>>,
     /// `SHOW CREATE TABLE`: a statement that recreates the table.
-    pub(crate) definition: String,
+    pub(crate) definition: Definition,
     /// DELETE / UPDATE: the statement as written, recorded by the analyzer
     /// rule `optimizer::dml_check` (see `provider::dml`).
     pub(crate) dml: Option<Arc<DmlIntent>>,
@@ -109,16 +168,7 @@ impl HiddenPartitionsTable {
     }
 
     pub fn try_new(table: Table, version: Versioned) -> crate::error::Result<Self> {
-        let spec = version.metadata.current_spec()?;
-        let schema = spec.schema.arrow_schema();
-        let definition = crate::table::show_create::create_statement(
-            None,
-            &table.name,
-            spec,
-            None,
-            &version.metadata.properties,
-            version.metadata.sort_order(),
-        );
+        let schema = version.metadata.current_spec()?.schema.arrow_schema();
         let table = table.bound(&version.metadata.table_uuid);
         Ok(Self {
             table,
@@ -126,7 +176,7 @@ impl HiddenPartitionsTable {
             schema,
             as_of: None,
             only: None,
-            definition,
+            definition: Definition::default(),
             dml: None,
             extras: Extras::default(),
             join_keys: Vec::new(),
@@ -137,32 +187,41 @@ impl HiddenPartitionsTable {
     /// Say in `SHOW CREATE TABLE` that the table lives at its own location
     /// (a `LOCATION` table, not one inside the warehouse).
     pub fn with_location_clause(mut self) -> crate::error::Result<Self> {
-        let spec = self.version.metadata.current_spec()?;
-        let url = self.table.location.url();
-        self.definition = crate::table::show_create::create_statement(
-            None,
-            &self.table.name,
-            spec,
-            Some(&url),
-            &self.version.metadata.properties,
-            self.version.metadata.sort_order(),
-        );
+        self.definition = Definition {
+            location: true,
+            ..self.definition.fresh()
+        };
         Ok(self)
     }
 
     /// Say in `SHOW CREATE TABLE` that the table is in schema `schema` (a
     /// namespace of the warehouse), so the statement recreates it there.
     pub fn in_schema(mut self, schema: &str) -> crate::error::Result<Self> {
-        let spec = self.version.metadata.current_spec()?;
-        self.definition = crate::table::show_create::create_statement(
-            Some(schema),
-            &self.table.name,
-            spec,
-            None,
-            &self.version.metadata.properties,
-            self.version.metadata.sort_order(),
-        );
+        self.definition = Definition {
+            schema: Some(schema.to_string()),
+            ..self.definition.fresh()
+        };
         Ok(self)
+    }
+
+    /// The statement `SHOW CREATE TABLE` prints, written on first use (a
+    /// query never asks for it).
+    pub(crate) fn definition(&self) -> &str {
+        self.definition.text.get_or_init(|| {
+            let md = &self.version.metadata;
+            let Ok(spec) = md.current_spec() else {
+                return String::new();
+            };
+            let url = self.definition.location.then(|| self.table.location.url());
+            crate::table::show_create::create_statement(
+                self.definition.schema.as_deref(),
+                &self.table.name,
+                spec,
+                url.as_deref(),
+                &md.properties,
+                md.sort_order(),
+            )
+        })
     }
 
     /// The table as of a snapshot: `@<snapshot id>`, `@<tag>`, or `@<timestamp>` (the
@@ -281,6 +340,14 @@ impl HiddenPartitionsTable {
         let mut with = self.clone();
         with.extras.lineage = crate::plan::lineage::tracked(&self.version.metadata) && !self.table.is_foreign();
         with
+    }
+
+    /// This table with a changelog's own columns after its columns, each
+    /// row an `INSERT` of `snapshot` (the `ordinal`-th of the range): an
+    /// append's rows, read as the changelog without a projection.
+    pub(crate) fn with_change_constants(mut self, ordinal: i32, snapshot: i64) -> Self {
+        self.extras.change = Some(ChangeConstants { ordinal, snapshot });
+        self
     }
 
     /// This table, its scans planned with the keys of a join's other side
@@ -424,7 +491,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
     }
 
     fn get_table_definition(&self) -> Option<&str> {
-        Some(&self.definition)
+        Some(self.definition())
     }
 
     async fn scan(
@@ -514,21 +581,17 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                 _ => Default::default(),
             };
             let mut file_schema: Vec<_> = self.schema.fields().iter().cloned().collect();
-            let mut partition_cols = Vec::new();
             if self.extras.lineage {
                 file_schema.extend(lineage::stored_fields());
-                partition_cols.extend(lineage::constant_fields());
-            }
-            if self.extras.positions {
-                partition_cols.push(positions::file_field());
             }
             let file_schema = Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
                 file_schema,
                 self.schema.metadata().clone(),
             ));
-            table_schema = TableSchema::builder(file_schema)
-                .with_table_partition_cols(partition_cols)
-                .with_virtual_columns(vec![positions::pos_field()]);
+            table_schema = TableSchema::builder(file_schema).with_table_partition_cols(self.extras.partition_fields());
+            if self.extras.positioned() {
+                table_schema = table_schema.with_virtual_columns(vec![positions::pos_field()]);
+            }
             let added = self.extras.schema(&self.schema).fields().len() - self.schema.fields().len();
             for _ in 0..added {
                 statistics.column_statistics.push(ColumnStatistics::new_unknown());
@@ -549,6 +612,9 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                             }
                             if extras.positions {
                                 values.push(positions::file_value(file.object_meta.location.as_ref()));
+                            }
+                            if let Some(change) = extras.change {
+                                values.extend(super::changes::constant_values(change));
                             }
                             file.partition_values = values;
                             file
