@@ -167,7 +167,6 @@ fn side(table: ForeignTable, to: &[crate::spec::NestedField], sign: i64) -> Resu
         table: Arc::new(table),
         select,
         sign,
-        constants: false,
     })
 }
 

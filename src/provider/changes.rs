@@ -108,9 +108,6 @@ pub struct ChangeSide {
     pub select: Vec<Option<String>>,
     /// +1: the snapshot's side (rows only here are inserted); -1: its parent's.
     pub sign: i64,
-    /// The table reads the changelog's own columns itself, after `select`'s
-    /// (an append of ours, `HiddenPartitionsTable::with_change_constants`).
-    pub constants: bool,
 }
 
 /// One snapshot of the range and what to read for it.
@@ -223,7 +220,6 @@ impl HiddenPartitionsTable {
             table: Arc::new(table),
             select: select.clone(),
             sign,
-            constants: false,
         };
         let mut changes = Vec::new();
         for (ordinal, id) in snapshots.iter().enumerate() {
@@ -232,12 +228,9 @@ impl HiddenPartitionsTable {
             let (appended, sides) = match snapshot_files(&self.table.location, &md, parent, snapshot).await? {
                 SnapshotFiles::Unchanged => continue,
                 SnapshotFiles::Appended(manifests) => {
+                    // The scan adds the changelog's own columns (`reads_as_is`).
                     let table = reading(*id, manifests)?.with_change_constants(ordinal as i32, *id);
-                    let appended = ChangeSide {
-                        constants: true,
-                        ..side(table, 1)
-                    };
-                    (true, vec![appended])
+                    (true, vec![side(table, 1)])
                 }
                 SnapshotFiles::Rewritten { touched, before, after } => {
                     let touched = Arc::new(touched);
@@ -408,7 +401,7 @@ fn changelog_plan(
         let mut sides = Vec::new();
         for (i, side) in change.sides.iter().enumerate() {
             let alias = format!("changes_{ordinal}_{i}");
-            if change.appended && side.constants && reads_as_is(side, schema) {
+            if change.appended && reads_as_is(side, schema) {
                 let scan = LogicalPlanBuilder::scan(alias, provider_as_source(Arc::clone(&side.table)), None)?;
                 parts.push(scan.build()?);
                 continue;
@@ -434,7 +427,8 @@ fn changelog_plan(
 }
 
 /// Whether `side`'s table has exactly the changelog's columns (`schema`'s,
-/// then its own three), in order, typed alike.
+/// then its own three), in order, typed alike: an append of ours, whose
+/// scan adds the three (`HiddenPartitionsTable::with_change_constants`).
 fn reads_as_is(side: &ChangeSide, schema: &SchemaRef) -> bool {
     let have = side.table.schema();
     let own = constant_fields();

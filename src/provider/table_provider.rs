@@ -69,22 +69,31 @@ impl Extras {
         self.positions || self.lineage
     }
 
-    /// The scan's schema: `table`'s columns, then the stored lineage
-    /// columns, the per-file constants (lineage's, the file path, the
-    /// changelog's), and the row position — the order DataFusion's file
-    /// scan gives them.
+    /// The scan's schema: its file columns, then the per-file constants
+    /// (lineage's, the file path, the changelog's), and the row position —
+    /// the order DataFusion's file scan gives them.
     fn schema(&self, table: &SchemaRef) -> SchemaRef {
         if !self.any() {
             return Arc::clone(table);
         }
-        let mut fields: Vec<_> = table.fields().iter().cloned().collect();
-        if self.lineage {
-            fields.extend(lineage::stored_fields());
-        }
+        let mut fields: Vec<_> = self.file_schema(table).fields().iter().cloned().collect();
         fields.extend(self.partition_fields());
         if self.positioned() {
             fields.push(positions::pos_field());
         }
+        Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+            fields,
+            table.metadata().clone(),
+        ))
+    }
+
+    /// The columns read from the files: `table`'s, then the stored lineage columns.
+    fn file_schema(&self, table: &SchemaRef) -> SchemaRef {
+        if !self.lineage {
+            return Arc::clone(table);
+        }
+        let mut fields: Vec<_> = table.fields().iter().cloned().collect();
+        fields.extend(lineage::stored_fields());
         Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
             fields,
             table.metadata().clone(),
@@ -104,6 +113,24 @@ impl Extras {
             fields.extend(super::changes::constant_fields());
         }
         fields
+    }
+
+    /// Their values for the file at `path`; `lineage`, its first row id and
+    /// data sequence number.
+    fn partition_values(&self, path: &str, lineage: Option<(Option<i64>, i64)>) -> Vec<ScalarValue> {
+        let mut values = Vec::new();
+        if self.lineage {
+            let (first, seq) = lineage.unzip();
+            values.push(ScalarValue::Int64(first.flatten()));
+            values.push(ScalarValue::Int64(seq));
+        }
+        if self.positions {
+            values.push(positions::file_value(path));
+        }
+        if let Some(change) = self.change {
+            values.extend(super::changes::constant_values(change));
+        }
+        values
     }
 }
 
@@ -580,15 +607,8 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                 }
                 _ => Default::default(),
             };
-            let mut file_schema: Vec<_> = self.schema.fields().iter().cloned().collect();
-            if self.extras.lineage {
-                file_schema.extend(lineage::stored_fields());
-            }
-            let file_schema = Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
-                file_schema,
-                self.schema.metadata().clone(),
-            ));
-            table_schema = TableSchema::builder(file_schema).with_table_partition_cols(self.extras.partition_fields());
+            table_schema = TableSchema::builder(self.extras.file_schema(&self.schema))
+                .with_table_partition_cols(self.extras.partition_fields());
             if self.extras.positioned() {
                 table_schema = table_schema.with_virtual_columns(vec![positions::pos_field()]);
             }
@@ -596,7 +616,6 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
             for _ in 0..added {
                 statistics.column_statistics.push(ColumnStatistics::new_unknown());
             }
-            let extras = self.extras;
             groups = groups
                 .into_iter()
                 .map(|group| {
@@ -604,19 +623,9 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                         .into_inner()
                         .into_iter()
                         .map(|mut file| {
-                            let mut values = Vec::new();
-                            if extras.lineage {
-                                let (first, seq) = constants.get(&file.object_meta.location).copied().unzip();
-                                values.push(ScalarValue::Int64(first.flatten()));
-                                values.push(ScalarValue::Int64(seq));
-                            }
-                            if extras.positions {
-                                values.push(positions::file_value(file.object_meta.location.as_ref()));
-                            }
-                            if let Some(change) = extras.change {
-                                values.extend(super::changes::constant_values(change));
-                            }
-                            file.partition_values = values;
+                            let location = &file.object_meta.location;
+                            let lineage = constants.get(location).copied();
+                            file.partition_values = self.extras.partition_values(location.as_ref(), lineage);
                             file
                         })
                         .collect()
