@@ -42,6 +42,12 @@ extensions_options! {
         /// with at most this many distinct keys prunes the files of our
         /// table it joins; 0 turns it off.
         pub join_prune_max_keys: usize, default = 10_000
+        /// Bytes of files a scan partition reads at least before the scan
+        /// uses another (each file counting at least 4 MiB, for opening
+        /// it), up to `target_partitions`; 0: `target_partitions`
+        /// partitions whenever there are that many files. Ballista
+        /// sessions default to 128 MiB: there every partition is a task.
+        pub scan_partition_bytes: u64, default = 0
     }
 }
 

@@ -30,6 +30,7 @@
 //! (`optimizer::join_keys`, `OnCluster`); they run in a local session on
 //! the same tables.
 
+mod build_in_tasks;
 mod cluster;
 mod functions;
 mod local_cluster;
@@ -59,6 +60,11 @@ use crate::config::HiddenPartitionsOptions;
 use crate::error::{Error, Result};
 use crate::session::SessionContextExt as _;
 
+/// `hidden_partitions.scan_partition_bytes` of a Ballista session (Spark's
+/// `maxPartitionBytes`): a task per 128 MiB of files, each file counting
+/// at least 4 MiB.
+pub const CLUSTER_SCAN_PARTITION_BYTES: u64 = 128 * 1024 * 1024;
+
 /// A Ballista session config with our codecs and options: Ballista's
 /// defaults, the `hidden_partitions.*` options, the static planner (so our
 /// physical rule runs on the scheduler).
@@ -71,6 +77,10 @@ pub fn ballista_config() -> SessionConfig {
         .with_ballista_physical_extension_codec(Arc::new(HiddenPartitionsPhysicalCodec::default()));
     // Exact decimal literals, as in a local session.
     config.options_mut().sql_parser.parse_float_as_decimal = true;
+    // A scan partition is a task: tiny scans get few.
+    if let Some(options) = config.options_mut().extensions.get_mut::<HiddenPartitionsOptions>() {
+        options.scan_partition_bytes = CLUSTER_SCAN_PARTITION_BYTES;
+    }
     config
 }
 
@@ -81,8 +91,9 @@ pub fn session_state(config: SessionConfig, runtime: Option<Arc<RuntimeEnv>>) ->
     if let Some(runtime) = runtime {
         builder = builder.with_runtime_env(runtime);
     }
-    let builder = crate::session::with_hidden_partitions(builder)
-        .with_physical_optimizer_rule(Arc::new(stages::ScanSlicesForTasks));
+    let builder = crate::session::with_hidden_partitions(build_in_tasks::with_rows_as_build_side(builder))
+        .with_physical_optimizer_rule(Arc::new(stages::ScanSlicesForTasks))
+        .with_physical_optimizer_rule(Arc::new(build_in_tasks::BuildInTasks));
     let mut state = builder.build();
     register_functions(&mut state);
     state

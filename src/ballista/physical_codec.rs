@@ -7,6 +7,7 @@
 //! | `DataSinkExec` + `HiddenPartitionsSink` | the table, its spec (INSERT; the input travels as the node's child) |
 //! | `WriteExec` (DELETE, UPDATE, MERGE)   | refused: row-level writes run in a local session         |
 //! | `DifferenceExec` (changelog reads)    | its key, sign, row hash and projected columns; the input as its child |
+//! | `BuildInTasksExec` (a join with its build rows) | the hash join with its build side, an empty stand-in for the probe side; the probe as its child |
 //!
 //! DataFusion's Parquet encoding drops the expression adapter, so the scan
 //! re-attaches the one that matches columns by field id after decoding;
@@ -24,6 +25,8 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
 use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
 };
@@ -32,9 +35,13 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 use prost::Message;
 
+use super::build_in_tasks::{BuildInTasksExec, with_probe};
 use super::functions::{aggregate_by_name, scalar_by_name};
 use super::stores::{location_from_wire, location_to_wire, options_from_wire, options_to_wire, store_for};
-use super::wire::{self, DIFFERENCE_EXEC_TAG, DifferenceExecNode, FileNode, SCAN_TAG, SINK_TAG, ScanNode, SinkNode};
+use super::wire::{
+    self, BUILD_IN_TASKS_TAG, BuildInTasksNode, DIFFERENCE_EXEC_TAG, DifferenceExecNode, FileNode, SCAN_TAG, SINK_TAG,
+    ScanNode, SinkNode,
+};
 use crate::manifest::deletes::skipping_deleted;
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::difference::DifferenceExec;
@@ -285,6 +292,10 @@ fn bound_to_table(
     Ok(DataSourceExec::from_data_source(builder.build()))
 }
 
+fn recompute() -> ReplaceChildrenOptions {
+    ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute)
+}
+
 fn refuse_write(write: &WriteExec) -> DataFusionError {
     let statement = match write.operation() {
         "merge" => "MERGE INTO".to_string(),
@@ -330,6 +341,19 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
                 projection,
                 node.parallel,
             )?));
+        }
+        if let Some(node) = wire::decode::<BuildInTasksNode>(BUILD_IN_TASKS_TAG, buf, "join with its build rows") {
+            let [probe] = inputs else {
+                return Err(DataFusionError::Internal(format!(
+                    "a join with its build rows has one input, the probe side, not {}",
+                    inputs.len()
+                )));
+            };
+            let join = PhysicalPlanNode::decode(node?.join.as_slice())
+                .map_err(|e| DataFusionError::Internal(format!("cannot decode a join with its build rows: {e}")))?;
+            let join = conv.proto_to_execution_plan(&join, &PhysicalPlanDecodeContext::new(ctx, self))?;
+            let join = with_probe(&join, Arc::clone(probe), recompute())?;
+            return Ok(Arc::new(BuildInTasksExec::try_new(join)?));
         }
         self.fallback.try_decode(buf, inputs, ctx, conv)
     }
@@ -388,6 +412,16 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
                 hash: difference.hash().map(|h| h as u32),
             };
             wire::encode(DIFFERENCE_EXEC_TAG, &message, buf);
+            return Ok(());
+        }
+        if let Some(wrapper) = node.downcast_ref::<BuildInTasksExec>() {
+            let join = wrapper.join();
+            let stand_in = Arc::new(EmptyExec::new(join.children()[1].schema()));
+            let join = with_probe(join, stand_in, recompute())?;
+            let message = BuildInTasksNode {
+                join: conv.execution_plan_to_proto(&join, self)?.encode_to_vec(),
+            };
+            wire::encode(BUILD_IN_TASKS_TAG, &message, buf);
             return Ok(());
         }
         self.fallback.try_encode(node, buf, conv)

@@ -8,6 +8,7 @@
 //! | sink    | `HPSINK02`   | the table's name and location, its spec, the overwrite base (INSERT OVERWRITE) |
 //! | changelog difference (table) | `HPDIFT01` | the sides' logical plan, the key columns, the sign column |
 //! | changelog difference (plan)  | `HPDIFX01` | key and sign column indices, the projection, whether in hash partitions (the input travels as the node's child) |
+//! | join with its build rows      | `HPJOIN01` | the hash join with its build side (DataFusion's encoding; the probe side travels as the node's child) |
 //!
 //! The magic prefix comes first so that our codecs recognise their own
 //! bytes before Ballista's codecs (the fallback) ever see them. Storage
@@ -25,6 +26,16 @@ pub const SCAN_TAG: &[u8; 8] = b"HPSCAN01";
 pub const SINK_TAG: &[u8; 8] = b"HPSINK02";
 pub const DIFFERENCE_TABLE_TAG: &[u8; 8] = b"HPDIFT01";
 pub const DIFFERENCE_EXEC_TAG: &[u8; 8] = b"HPDIFX01";
+pub const BUILD_IN_TASKS_TAG: &[u8; 8] = b"HPJOIN01";
+
+/// A broadcast hash join with its build rows (`ballista::build_in_tasks`).
+#[derive(Clone, PartialEq, Message)]
+pub struct BuildInTasksNode {
+    /// The join (DataFusion's encoding) with an empty stand-in for its
+    /// probe side, which travels as the node's child.
+    #[prost(bytes = "vec", tag = "1")]
+    pub join: Vec<u8>,
+}
 
 /// A changelog snapshot's difference as a table (`provider::difference`).
 #[derive(Clone, PartialEq, Message)]

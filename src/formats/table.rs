@@ -43,7 +43,7 @@ use datafusion::physical_plan::empty::EmptyExec;
 
 use super::deletes::FileDeletes;
 use super::equality_exec::EqualityDeleteExec;
-use crate::plan::files::{PlannedFile, plan_files, stats_pruning_predicate};
+use crate::plan::files::{PlannedFile, plan_files, scan_partitions, stats_pruning_predicate};
 use crate::provider::HiddenPartitionsScanExec;
 use crate::provider::scan_exec::RuntimeContext;
 use crate::spec::TableMetadata;
@@ -622,7 +622,12 @@ impl ForeignTable {
 
         let inexact = has_deletes || !self.reader.counts_exact();
         let statistics = self.statistics(&plan, &layout, partition_fields.len(), inexact)?;
-        let groups = balance(&plan.files, &layout, equality, state.config().target_partitions());
+        let groups = balance(
+            &plan.files,
+            &layout,
+            equality,
+            scan_partitions(&plan.files, state.config_options()),
+        );
         let source = ParquetSource::new(
             TableSchema::builder(file_schema)
                 .with_table_partition_cols(partition_fields)

@@ -22,18 +22,7 @@ use crate::values::widen_zero;
 
 /// Whether min/max are kept for a column of this Arrow type.
 pub fn has_bounds(dt: &DataType) -> bool {
-    dt.is_primitive()
-        || matches!(
-            dt,
-            DataType::Boolean
-                | DataType::Utf8
-                | DataType::LargeUtf8
-                | DataType::Utf8View
-                | DataType::Binary
-                | DataType::LargeBinary
-                | DataType::BinaryView
-                | DataType::FixedSizeBinary(_)
-        )
+    crate::values::is_flat_scalar(dt)
 }
 
 /// Accumulates null counts and bounds of one column across batches.

@@ -31,24 +31,27 @@
 //! keys (`k IN (…)`), or past that their range (`k >= min AND k <= max`,
 //! found by running the side once more), which still prunes through
 //! identity, truncate and the time transforms. The smaller side is
-//! computed twice (once for its keys, once by
-//! the join: neither DataFusion nor Ballista can hand a join a side that
-//! already ran), so a side with a volatile function (`random()`) is not
-//! used: its two runs could differ. Both runs read the same snapshot of our
-//! tables (pinned at planning).
+//! computed twice (once for its keys, once by the join), so a side with a
+//! volatile function (`random()`) is not used: its two runs could differ.
+//! Both runs read the same snapshot of our tables (pinned at planning).
+//! On a cluster a small side (up to [`INLINE_ROWS`]) runs once, whole: its
+//! keys are found in its rows, and the rows take its place in the plan, so
+//! the join needs no stage for it (`ballista::build_in_tasks`).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use datafusion::arrow::array::{Array, RecordBatch};
 use datafusion::catalog::Session;
 use datafusion::common::tree_node::TreeNode;
-use datafusion::common::{NullEquality, ScalarValue};
+use datafusion::common::{Column, NullEquality, ScalarValue};
 use datafusion::datasource::{provider_as_source, source_as_provider};
 use datafusion::error::Result;
 use datafusion::execution::SessionState;
 use datafusion::execution::context::QueryPlanner;
-use datafusion::logical_expr::{Expr, JoinType, LogicalPlan, LogicalPlanBuilder, TableScan, col};
+use datafusion::logical_expr::{Expr, JoinType, LogicalPlan, LogicalPlanBuilder, TableScan, cast, col, lit};
 use datafusion::physical_plan::{ExecutionPlan, collect};
 
 use crate::expr::key_function::KeyFunction;
@@ -83,8 +86,10 @@ struct Candidate {
     function: Option<KeyFunction>,
     /// Why the join cannot prune the scan (then no keys are read).
     refused: Option<String>,
-    /// The join's other side and its key expression.
+    /// The join's other side, where it is (input indexes from the root),
+    /// and its key expression.
     build: LogicalPlan,
+    build_path: Vec<usize>,
     key: Expr,
 }
 
@@ -104,7 +109,7 @@ impl QueryPlanner for JoinKeyPruningPlanner {
                 dml.table_name
             )));
         }
-        let plan = prune(logical_plan, session_state, self.inner.as_ref()).await?;
+        let plan = prune(logical_plan, session_state, self.inner.as_ref(), Sides::Replaced).await?;
         self.inner.create_physical_plan(&plan, session_state).await
     }
 }
@@ -145,6 +150,16 @@ pub fn installed(state: &SessionState) -> bool {
     state.config().get_extension::<Installed>().is_some()
 }
 
+/// What [`prune`] does with a small side it ran whole on a cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sides {
+    /// Its rows take its place in the plan (a query about to run).
+    Replaced,
+    /// It stays, and only its keys are found (`EXPLAIN FILES`: the files
+    /// the query reads, the side's too).
+    Kept,
+}
+
 /// `plan` with each scan of our tables that a join's other side may prune
 /// planned with that side's keys, found by running it with `planner`
 /// (up to `hidden_partitions.join_prune_max_keys`; 0: `plan` unchanged).
@@ -152,6 +167,7 @@ pub async fn prune(
     plan: &LogicalPlan,
     state: &dyn Session,
     planner: &(dyn QueryPlanner + Send + Sync),
+    sides: Sides,
 ) -> Result<LogicalPlan> {
     let max_keys = state
         .config_options()
@@ -169,10 +185,28 @@ pub async fn prune(
         find(plan, &mut Vec::new(), &mut candidates);
     }
     let mut plan = plan.clone();
+    // Build sides run whole on a cluster, by their path: their rows.
+    let mut ran: HashMap<Vec<usize>, Option<Vec<RecordBatch>>> = HashMap::new();
+    for candidate in &candidates {
+        if sides == Sides::Replaced
+            && candidate.refused.is_none()
+            && !ran.contains_key(&candidate.build_path)
+            && runs_whole(candidate, &candidates, state)
+        {
+            let rows = rows_of(&candidate.build, state, planner).await?;
+            if let Some(batches) = &rows
+                && let Some(inlined) = inlined(&candidate.build, batches)?
+            {
+                plan = replace_at(&plan, &candidate.build_path, &|_| Ok(inlined.clone()))?;
+            }
+            ran.insert(candidate.build_path.clone(), rows);
+        }
+    }
     for candidate in candidates {
-        let (values, range) = match candidate.refused {
-            Some(_) => (None, None),
-            None => {
+        let (values, range) = match (&candidate.refused, ran.get(&candidate.build_path)) {
+            (Some(_), _) => (None, None),
+            (None, Some(Some(batches))) => keys_of_rows(&candidate, batches, state, max_keys)?,
+            (None, _) => {
                 let values = keys(&candidate, state, planner, max_keys).await?;
                 // Too many keys for a list: their range still prunes through
                 // identity, truncate and the time transforms.
@@ -255,6 +289,119 @@ async fn range(
 }
 
 /// On a cluster, a build side of at most this many rows (as its tables'
+/// snapshots count them) runs whole, once, in one task, and its rows
+/// travel in the plan in its place (up to [`INLINE_BYTES`]): the join then
+/// builds its table in each task of the probe's stage
+/// (`ballista::build_in_tasks`), where Ballista would give the side a
+/// stage of its own, and the side is not read twice.
+const INLINE_ROWS: u64 = 10_000;
+
+/// Bytes of rows (in memory) a plan carries at most in place of a side.
+const INLINE_BYTES: usize = 1024 * 1024;
+
+/// Whether `c`'s build side runs whole: on a cluster, small, of column
+/// types that travel as literals, and not holding a scan another join
+/// prunes (that pruning would be lost when the side is replaced).
+fn runs_whole(c: &Candidate, all: &[Candidate], state: &dyn Session) -> bool {
+    on_cluster(state)
+        && estimated_rows(&c.build).is_some_and(|rows| rows <= INLINE_ROWS)
+        && !all.iter().any(|o| o.path.starts_with(&c.build_path))
+        && c.build
+            .schema()
+            .fields()
+            .iter()
+            .all(|f| crate::values::is_flat_scalar(f.data_type()))
+}
+
+/// The rows of `build` (run on the cluster in one task), `None` when it
+/// has more than [`INLINE_ROWS`].
+async fn rows_of(
+    build: &LogicalPlan,
+    state: &dyn Session,
+    planner: &(dyn QueryPlanner + Send + Sync),
+) -> Result<Option<Vec<RecordBatch>>> {
+    let limited = LogicalPlanBuilder::from(build.clone())
+        .limit(0, Some(INLINE_ROWS as usize + 1))?
+        .build()?;
+    let batches = run(limited, state, planner, true).await?;
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    Ok((rows as u64 <= INLINE_ROWS).then_some(batches))
+}
+
+/// A plan of `batches` (the rows of `build`) with `build`'s schema, names
+/// and qualifiers: `VALUES` and a projection naming its columns; `None`
+/// when there are no rows or more than [`INLINE_BYTES`].
+fn inlined(build: &LogicalPlan, batches: &[RecordBatch]) -> Result<Option<LogicalPlan>> {
+    let bytes: usize = batches.iter().map(|b| b.get_array_memory_size()).sum();
+    if bytes > INLINE_BYTES {
+        return Ok(None);
+    }
+    let mut rows = Vec::new();
+    for b in batches {
+        for i in 0..b.num_rows() {
+            let row = b
+                .columns()
+                .iter()
+                .map(|c| ScalarValue::try_from_array(c, i).map(lit))
+                .collect::<Result<Vec<_>>>()?;
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let values = LogicalPlanBuilder::values(rows)?.build()?;
+    let names: Vec<Expr> = build
+        .schema()
+        .iter()
+        .enumerate()
+        .map(|(i, (qualifier, field))| {
+            let column = Expr::Column(Column::from(values.schema().qualified_field(i)));
+            let typed = match values.schema().field(i).data_type() == field.data_type() {
+                true => column,
+                false => cast(column, field.data_type().clone()),
+            };
+            typed.alias_qualified(qualifier.cloned(), field.name())
+        })
+        .collect();
+    let plan = LogicalPlanBuilder::from(values).project(names)?.build()?;
+    Ok(Some(plan))
+}
+
+/// [`keys`] and [`range`] of `c`, from its build side's rows.
+fn keys_of_rows(
+    c: &Candidate,
+    batches: &[RecordBatch],
+    state: &dyn Session,
+    max: usize,
+) -> Result<(Option<Vec<ScalarValue>>, Option<(ScalarValue, ScalarValue)>)> {
+    let key = state.create_physical_expr(c.key.clone(), c.build.schema())?;
+    let mut seen = std::collections::HashSet::new();
+    let mut values = Vec::new();
+    for b in batches {
+        let array = key.evaluate(b)?.into_array(b.num_rows())?;
+        for i in 0..array.len() {
+            if array.is_valid(i) {
+                let value = ScalarValue::try_from_array(&array, i)?;
+                if seen.insert(value.clone()) {
+                    values.push(value);
+                }
+            }
+        }
+    }
+    if values.len() <= max {
+        return Ok((Some(values), None));
+    }
+    let low = values
+        .iter()
+        .min_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let high = values
+        .iter()
+        .max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    Ok((None, low.cloned().zip(high.cloned())))
+}
+
+/// On a cluster, a build side of at most this many rows (as its tables'
 /// snapshots count them) finds its keys in one task: a single stage, where
 /// more partitions add a shuffle and a second stage (about 20 ms against
 /// 10 ms for a one-file dimension on two executors).
@@ -326,12 +473,15 @@ fn find(plan: &LogicalPlan, path: &mut Vec<usize>, out: &mut Vec<Candidate>) {
                         Ok((column, function)) => (column, function, None),
                         Err(reason) => (String::new(), None, Some(reason)),
                     };
+                    let mut build_path = path.clone();
+                    build_path.push(1 - index);
                     out.push(Candidate {
                         path: full,
                         column,
                         function,
                         refused,
                         build: other.as_ref().clone(),
+                        build_path,
                         key: other_key.clone(),
                     });
                 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StructArray};
 use datafusion::arrow::compute::{and, cast, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef};
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::{Column, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
@@ -68,6 +69,30 @@ impl PlannedFile {
             None => file,
         }
     }
+}
+
+/// What a file costs a scan partition beyond its bytes: opening it (its
+/// footer, a request), counted as this many bytes (Spark's
+/// `openCostInBytes`).
+pub const FILE_OPEN_BYTES: u64 = 4 * 1024 * 1024;
+
+/// How many partitions a scan of `files` uses under `config`:
+/// `target_partitions` (at most one per file), or with
+/// `hidden_partitions.scan_partition_bytes` set only as many as give each
+/// partition that many bytes (a file counting at least
+/// [`FILE_OPEN_BYTES`]). On a cluster a partition is a task, which costs
+/// more than reading a few small files.
+pub fn scan_partitions(files: &[PlannedFile], config: &ConfigOptions) -> usize {
+    let min_bytes = config
+        .extensions
+        .get::<crate::config::HiddenPartitionsOptions>()
+        .map_or(0, |o| o.scan_partition_bytes);
+    let mut n = config.execution.target_partitions.max(1).min(files.len().max(1));
+    if min_bytes > 0 {
+        let bytes: u64 = files.iter().map(|f| f.size.max(FILE_OPEN_BYTES)).sum();
+        n = n.min(bytes.div_ceil(min_bytes).max(1) as usize);
+    }
+    n
 }
 
 /// Selected and total files of one table spec.

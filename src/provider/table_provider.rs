@@ -30,7 +30,7 @@ use super::field_ids::FieldIdAdapterFactory;
 use super::scan_exec::{HiddenPartitionsScanExec, JoinKeys, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
-use crate::plan::files::{FilePlan, PlannedFile, plan_files, stats_pruning_predicate};
+use crate::plan::files::{FilePlan, PlannedFile, plan_files, scan_partitions, stats_pruning_predicate};
 use crate::plan::{lineage, positions};
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
@@ -592,7 +592,7 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                 }
             }
         }
-        let mut groups = balance(&plan.files, state.config().target_partitions());
+        let mut groups = balance(&plan.files, scan_partitions(&plan.files, state.config_options()));
         let mut table_schema = TableSchema::builder(Arc::clone(&self.schema));
         if self.extras.any() {
             let constants = match (self.extras.lineage, self.snapshot()) {

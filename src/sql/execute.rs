@@ -305,7 +305,13 @@ async fn explain_files(ctx: &SessionContext, query: &str, analyze: bool) -> Resu
         if !analyze && crate::optimizer::join_keys::installed(&state) {
             // The files the query reads after its joins' keys prune them
             // (the keys are found as the query would find them).
-            logical = crate::optimizer::join_keys::prune(&logical, &state, state.query_planner().as_ref()).await?;
+            logical = crate::optimizer::join_keys::prune(
+                &logical,
+                &state,
+                state.query_planner().as_ref(),
+                crate::optimizer::join_keys::Sides::Kept,
+            )
+            .await?;
         }
         datafusion::physical_planner::DefaultPhysicalPlanner::default()
             .create_physical_plan(&logical, &state)

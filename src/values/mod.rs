@@ -176,6 +176,25 @@ pub struct EncodedPartition {
     pub uri: String,
 }
 
+/// Whether `dt` is a flat scalar type: a number, date, time, boolean,
+/// string or binary (no nested, dictionary or union type). Its values
+/// compare as a whole and travel as literals.
+pub fn is_flat_scalar(dt: &datafusion::arrow::datatypes::DataType) -> bool {
+    use datafusion::arrow::datatypes::DataType;
+    dt.is_primitive()
+        || matches!(
+            dt,
+            DataType::Boolean
+                | DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Utf8View
+                | DataType::Binary
+                | DataType::LargeBinary
+                | DataType::BinaryView
+                | DataType::FixedSizeBinary(_)
+        )
+}
+
 /// Runs validation, serialization, hive naming and URI encoding for one
 /// partition tuple. Nothing is written; any error comes before the first
 /// directory exists.
