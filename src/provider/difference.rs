@@ -45,6 +45,7 @@ use datafusion::physical_plan::aggregates::group_values::new_group_values;
 use datafusion::physical_plan::aggregates::order::GroupOrdering;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet};
+use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties,
@@ -160,7 +161,7 @@ impl TableProvider for ChangeDifference {
         if let Some(filter) = conjunction(unqualified) {
             plan = plan.filter(filter)?;
         }
-        let input = state.create_physical_plan(&plan.build()?).await?;
+        let input = without_round_robin(state.create_physical_plan(&plan.build()?).await?)?;
         let index = |name: &str| self.schema.index_of(name).map_err(Into::into);
         let keys = self.keys.iter().map(|k| index(k)).collect::<Result<Vec<_>>>()?;
         let hash = self.hash.as_deref().map(index).transpose()?;
@@ -174,6 +175,24 @@ impl TableProvider for ChangeDifference {
             parallel,
         )?))
     }
+}
+
+/// `plan` (the sides) without round-robin repartitions: each side's scan
+/// already reads its files in parallel with the other's, and spreading a
+/// side's batches over more partitions only adds a hand-over per batch in
+/// front of the difference, which gathers them all again. Such a
+/// repartition moves whole batches and keeps every row.
+fn without_round_robin(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    plan.transform_up(|node| {
+        match node
+            .downcast_ref::<RepartitionExec>()
+            .filter(|r| matches!(r.partitioning(), Partitioning::RoundRobinBatch(_)))
+        {
+            Some(repartition) => Ok(Transformed::yes(Arc::clone(repartition.input()))),
+            None => Ok(Transformed::no(node)),
+        }
+    })
+    .map(|t| t.data)
 }
 
 /// Sides of at most this many rows (by their scans' statistics) are
@@ -636,6 +655,25 @@ mod tests {
     use super::*;
     use datafusion::arrow::array::{Int64Array, StringArray};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
+    #[test]
+    fn the_sides_lose_their_round_robin_repartitions_and_keep_the_others() {
+        use datafusion::physical_expr::expressions::col;
+        use datafusion::physical_plan::displayable;
+        use datafusion::physical_plan::empty::EmptyExec;
+        let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, true)]));
+        let leaf = Arc::new(EmptyExec::new(Arc::clone(&schema)));
+        let spread = Arc::new(RepartitionExec::try_new(leaf, Partitioning::RoundRobinBatch(4)).unwrap());
+        let by_key = Partitioning::Hash(vec![col("a", &schema).unwrap()], 4);
+        let hashed = Arc::new(RepartitionExec::try_new(spread, by_key).unwrap());
+        let shown = displayable(without_round_robin(hashed).unwrap().as_ref())
+            .indent(true)
+            .to_string();
+        assert!(
+            shown.contains("Hash([a@0], 4)") && !shown.contains("RoundRobin"),
+            "{shown}"
+        );
+    }
 
     fn batch(ids: &[i64], vs: &[Option<&str>], signs: &[i64]) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
