@@ -122,11 +122,7 @@ pub fn scheduler_session_builder() -> SessionBuilder {
             .with_default_features()
             .with_runtime_env(scheduler_runtime())
             .with_optimizer_rules(ballista_core::optimizer::ballista_default_optimizer_rules());
-        let builder = super::build_in_tasks::with_rows_as_build_side(builder);
-        let mut state = crate::session::with_hidden_partitions(builder)
-            .with_physical_optimizer_rule(Arc::new(super::stages::ScanSlicesForTasks))
-            .with_physical_optimizer_rule(Arc::new(super::build_in_tasks::BuildInTasks))
-            .build();
+        let mut state = super::with_cluster_rules(builder).build();
         super::register_functions(&mut state);
         Ok(state)
     })

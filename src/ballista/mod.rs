@@ -91,12 +91,20 @@ pub fn session_state(config: SessionConfig, runtime: Option<Arc<RuntimeEnv>>) ->
     if let Some(runtime) = runtime {
         builder = builder.with_runtime_env(runtime);
     }
-    let builder = crate::session::with_hidden_partitions(build_in_tasks::with_rows_as_build_side(builder))
-        .with_physical_optimizer_rule(Arc::new(stages::ScanSlicesForTasks))
-        .with_physical_optimizer_rule(Arc::new(build_in_tasks::BuildInTasks));
-    let mut state = builder.build();
+    let mut state = with_cluster_rules(builder).build();
     register_functions(&mut state);
     state
+}
+
+/// `builder` with everything of ours and the physical rules that shape a
+/// plan for Ballista's stages: a join with rows in the plan builds them
+/// first, then each scan shows its Parquet scan as its child
+/// (`stages.rs`) and such a join hides its build side
+/// (`build_in_tasks.rs`).
+pub(crate) fn with_cluster_rules(builder: SessionStateBuilder) -> SessionStateBuilder {
+    crate::session::with_hidden_partitions(build_in_tasks::with_rows_as_build_side(builder))
+        .with_physical_optimizer_rule(Arc::new(stages::ScanSlicesForTasks))
+        .with_physical_optimizer_rule(Arc::new(build_in_tasks::BuildInTasks))
 }
 
 pub(crate) fn register_functions(state: &mut SessionState) {
