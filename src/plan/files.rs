@@ -240,6 +240,21 @@ pub async fn plan_files(
     filters: &[Expr],
     stats_pruning: Option<&PruningPredicate>,
 ) -> Result<FilePlan> {
+    plan_files_within(location, metadata, snapshot, filters, stats_pruning, None).await
+}
+
+/// [`plan_files`] of the files in `only` (when given): other entries are
+/// left out by their file name before their paths are resolved, and no
+/// column summaries are made ([`FilePlan::keep_only`], which the caller
+/// still applies, would drop them).
+pub async fn plan_files_within(
+    location: &TableLocation,
+    metadata: &TableMetadata,
+    snapshot: Option<&Snapshot>,
+    filters: &[Expr],
+    stats_pruning: Option<&PruningPredicate>,
+    only: Option<&HashSet<object_store::path::Path>>,
+) -> Result<FilePlan> {
     let mut plan = FilePlan::default();
     let current = metadata.current_spec()?;
     for spec in &metadata.table_specs {
@@ -249,7 +264,8 @@ pub async fn plan_files(
     let predicate = source_predicate(filters, &current.schema);
     // Field ids whose statistics the filters can use.
     // Without filters, every column's statistics are read: they answer MIN / MAX / COUNT.
-    let summarize = filters.is_empty();
+    let summarize = filters.is_empty() && only.is_none();
+    let names: Option<HashSet<&str>> = only.map(|o| o.iter().filter_map(|p| p.filename()).collect());
     let stats_ids: Vec<i32> = if summarize {
         current.schema.fields.iter().map(|f| f.id).collect()
     } else {
@@ -326,6 +342,10 @@ pub async fn plan_files(
             .column_by_name(FILE_SIZE)
             .map(|c| c.as_primitive::<Int64Type>().values().iter().map(|v| *v as u64).sum())
             .unwrap_or(0);
+        let matching = keep.true_count();
+        if let Some(names) = &names {
+            keep = and(&keep, &named(&batch, names, &manifest.path)?)?;
+        }
         let survivors = filter_record_batch(&batch, &keep)?;
         whole &= survivors.num_rows() == total;
         if summarize && survivors.num_rows() > 0 {
@@ -339,7 +359,7 @@ pub async fn plan_files(
             c.total += total;
             c.selected += survivors.num_rows();
             c.pruned_by_partition += total - after_partition;
-            c.pruned_by_stats += after_partition - survivors.num_rows();
+            c.pruned_by_stats += after_partition - matching;
             c.selected_bytes += selected_bytes;
             c.total_bytes += total_bytes;
         });
@@ -390,6 +410,29 @@ pub async fn plan_files(
         }
     }
     Ok(plan)
+}
+
+/// Which entries of a manifest `batch` name a file whose name is one of
+/// `names` (an entry whose name cannot be decoded stays, for resolving to
+/// report).
+fn named(batch: &RecordBatch, names: &HashSet<&str>, manifest: &str) -> Result<BooleanArray> {
+    let Some(paths) = batch.column_by_name(PATH).and_then(|c| c.as_string_opt::<i32>()) else {
+        return crate::format_err!("manifest {manifest} lacks a path column");
+    };
+    Ok(paths
+        .iter()
+        .map(|p| {
+            let Some(stored) = p else { return Some(true) };
+            let last = stored.rsplit('/').next().unwrap_or(stored);
+            if !last.contains('%') {
+                return Some(names.contains(last));
+            }
+            Some(match crate::values::uri::decode(last) {
+                Ok(decoded) => names.contains(decoded.rsplit('/').next().unwrap_or("")),
+                Err(_) => true,
+            })
+        })
+        .collect())
 }
 
 /// Give each planned file the positions its delete files delete. When the

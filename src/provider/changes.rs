@@ -353,15 +353,22 @@ fn side_plan(
         let value = values[schema.index_of(c)?].clone();
         exprs.push(ExactKey::udf().call(vec![value]).alias(key));
     }
-    let plan = scan.project(exprs)?;
-    let Some(hashed) = hashed else {
-        return Ok(plan.build()?);
-    };
-    // Hashed here, in each side's partitions, not in the difference.
-    let mut exprs: Vec<Expr> = plan.schema().columns().into_iter().map(Expr::Column).collect();
-    let keys: Vec<Expr> = hashed.iter().map(|k| Expr::Column(Column::from_name(k))).collect();
-    exprs.push(RowHash::udf().call(keys).alias(HASH));
-    Ok(plan.project(exprs)?.build()?)
+    // Hashed here, in each side's partitions, not in the difference: in
+    // the same projection, from the values it computes.
+    if let Some(hashed) = hashed {
+        let args = hashed
+            .iter()
+            .map(|k| {
+                exprs
+                    .iter()
+                    .find(|e| e.schema_name().to_string() == *k)
+                    .map(|e| e.clone().unalias())
+                    .ok_or_else(|| Error::Invalid(format!("changelog key {k} is not a column of its side")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        exprs.push(RowHash::udf().call(args).alias(HASH));
+    }
+    Ok(scan.project(exprs)?.build()?)
 }
 
 fn union(mut inputs: Vec<LogicalPlan>) -> Result<Option<LogicalPlan>> {
@@ -496,7 +503,7 @@ fn difference(
     ));
     let mut plan = LogicalPlanBuilder::scan(format!("changes_{ordinal}"), provider_as_source(table), None)?;
     let sign = || Expr::Column(Column::from_name(SIGN));
-    let plain = when(sign().gt(lit(0i64)), lit("INSERT")).otherwise(lit("DELETE"))?;
+    let plain = super::change_type::ChangeType::udf().call(vec![sign()]);
     let change_type = if ids.is_empty() {
         plain
     } else {

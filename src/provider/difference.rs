@@ -32,20 +32,18 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBat
 use datafusion::arrow::compute::{filter_record_batch, interleave_record_batch, take};
 use datafusion::arrow::datatypes::{Int64Type, Schema, SchemaRef, UInt64Type};
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::common::{Column, internal_datafusion_err, internal_err};
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::common::{internal_datafusion_err, internal_err};
 use datafusion::datasource::TableType;
 use datafusion::error::Result;
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::logical_expr::utils::conjunction;
-use datafusion::logical_expr::{Expr, LogicalPlan, LogicalPlanBuilder, TableProviderFilterPushDown};
+use datafusion::logical_expr::{Expr, LogicalPlan, TableProviderFilterPushDown};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::aggregates::group_values::new_group_values;
 use datafusion::physical_plan::aggregates::order::GroupOrdering;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet};
-use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties,
@@ -99,10 +97,15 @@ impl ChangeDifference {
     }
 
     /// Whether `filter` may be applied to the sides: it reads only value
-    /// columns (not the sign, not an exact key) and is not volatile.
+    /// columns (not the sign, not an exact key), is not volatile and has
+    /// no subquery.
     fn applies_to_sides(&self, filter: &Expr) -> bool {
         let mut ok = !filter.is_volatile();
         let _ = filter.apply(|e| {
+            if matches!(e, Expr::ScalarSubquery(_) | Expr::Exists(_) | Expr::InSubquery(_)) {
+                ok = false;
+                return Ok(TreeNodeRecursion::Stop);
+            }
             if let Expr::Column(c) = e
                 && (c.name == self.sign
                     || self.hash.as_ref() == Some(&c.name)
@@ -148,20 +151,9 @@ impl TableProvider for ChangeDifference {
         let unqualified = filters
             .iter()
             .filter(|f| self.applies_to_sides(f))
-            .map(|f| {
-                f.clone()
-                    .transform_up(|e| match e {
-                        Expr::Column(c) => Ok(Transformed::yes(Expr::Column(Column::new_unqualified(c.name)))),
-                        e => Ok(Transformed::no(e)),
-                    })
-                    .map(|t| t.data)
-            })
+            .map(|f| crate::expr::unqualified(f.clone()))
             .collect::<Result<Vec<_>>>()?;
-        let mut plan = LogicalPlanBuilder::from(self.input.clone());
-        if let Some(filter) = conjunction(unqualified) {
-            plan = plan.filter(filter)?;
-        }
-        let input = without_round_robin(state.create_physical_plan(&plan.build()?).await?)?;
+        let input = super::side_planner::plan_sides(&self.input, unqualified, state).await?;
         let index = |name: &str| self.schema.index_of(name).map_err(Into::into);
         let keys = self.keys.iter().map(|k| index(k)).collect::<Result<Vec<_>>>()?;
         let hash = self.hash.as_deref().map(index).transpose()?;
@@ -177,24 +169,6 @@ impl TableProvider for ChangeDifference {
     }
 }
 
-/// `plan` (the sides) without round-robin repartitions: each side's scan
-/// already reads its files in parallel with the other's, and spreading a
-/// side's batches over more partitions only adds a hand-over per batch in
-/// front of the difference, which gathers them all again. Such a
-/// repartition moves whole batches and keeps every row.
-fn without_round_robin(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
-    plan.transform_up(|node| {
-        match node
-            .downcast_ref::<RepartitionExec>()
-            .filter(|r| matches!(r.partitioning(), Partitioning::RoundRobinBatch(_)))
-        {
-            Some(repartition) => Ok(Transformed::yes(Arc::clone(repartition.input()))),
-            None => Ok(Transformed::no(node)),
-        }
-    })
-    .map(|t| t.data)
-}
-
 /// Sides of at most this many rows (by their scans' statistics) are
 /// compared in one partition: hashing them again to spread them over the
 /// cores costs more than it saves, and the scans still read in parallel.
@@ -203,12 +177,7 @@ const PARALLEL_ROWS: usize = 1_000_000;
 /// Whether `input` is large (or of unknown size) enough to compare in
 /// hash partitions.
 fn parallel(input: &Arc<dyn ExecutionPlan>) -> bool {
-    let stats = datafusion::physical_plan::statistics::StatisticsContext::new()
-        .compute(input.as_ref(), &datafusion::physical_plan::StatisticsArgs::new());
-    match stats.ok().and_then(|s| s.num_rows.get_value().copied()) {
-        Some(rows) => rows > PARALLEL_ROWS,
-        None => true,
-    }
+    rows_of(input).is_none_or(|rows| rows > PARALLEL_ROWS)
 }
 
 /// Rows of `input` whose signs (its Int64 column `sign`) do not cancel
@@ -383,10 +352,20 @@ impl ExecutionPlan for DifferenceExec {
         let (keys, sign, hash, projection) = (self.keys.clone(), self.sign, self.hash, self.projection.clone());
         let batch_size = context.session_config().batch_size();
         let metrics = BaselineMetrics::new(&self.metrics, partition);
+        let partitions = self.properties.partitioning.partition_count().max(1);
+        let expected = rows_of(&self.input).map(|rows| rows.div_ceil(partitions));
         let stream = futures::stream::once(async move {
-            let (batches, _reservation) = collect(input, reservation, &keys, sign, hash).await?;
+            let mut arrivals = expected.map(Arrivals::new);
+            let (batches, _reservation) = collect(input, reservation, &keys, sign, hash, arrivals.as_mut()).await?;
             let timer = metrics.elapsed_compute().timer();
-            let out = difference(&batches, &keys, batch_size)?;
+            let rows: usize = batches.iter().map(|b| b.hashes.len()).sum();
+            let candidates = match (arrivals, expected) {
+                // Filters sized for the rows that came (twice as many fill
+                // them past their chance-match rate).
+                (Some(arrivals), Some(expected)) if rows <= 2 * expected.max(1) => arrivals.candidates(&batches),
+                _ => candidates(&batches),
+            };
+            let out = difference(&batches, &keys, batch_size, candidates)?;
             let out = out
                 .into_iter()
                 .map(|b| match &projection {
@@ -408,9 +387,15 @@ impl ExecutionPlan for DifferenceExec {
 /// A batch of the input with each row's sign and hash.
 struct Hashed {
     batch: RecordBatch,
-    /// [`PLUS`] or [`MINUS`] per row.
-    signs: Vec<u8>,
+    signs: Signs,
     hashes: datafusion::arrow::buffer::ScalarBuffer<u64>,
+}
+
+/// A batch's signs: one for all its rows (a side's batch), or per row.
+enum Signs {
+    All(u8),
+    /// [`PLUS`] or [`MINUS`] per row.
+    Each(Vec<u8>),
 }
 
 const PLUS: u8 = 1;
@@ -426,14 +411,21 @@ impl Hashed {
             .as_primitive_opt::<Int64Type>()
             .ok_or_else(|| internal_datafusion_err!("the changelog sign is not an Int64 column"))?
             .values();
-        // One pass without a branch per row; a bad sign is found after it.
-        let signs: Vec<u8> = values
-            .iter()
-            .map(|s| u8::from(*s == 1) * PLUS + u8::from(*s == -1) * MINUS)
-            .collect();
-        if let Some(at) = signs.iter().position(|s| *s == 0) {
-            return internal_err!("a changelog side's sign is {}, not 1 or -1", values[at]);
-        }
+        let signs = if values.iter().all(|s| *s == 1) {
+            Signs::All(PLUS)
+        } else if values.iter().all(|s| *s == -1) {
+            Signs::All(MINUS)
+        } else {
+            // One pass without a branch per row; a bad sign is found after it.
+            let signs: Vec<u8> = values
+                .iter()
+                .map(|s| u8::from(*s == 1) * PLUS + u8::from(*s == -1) * MINUS)
+                .collect();
+            if let Some(at) = signs.iter().position(|s| *s == 0) {
+                return internal_err!("a changelog side's sign is {}, not 1 or -1", values[at]);
+            }
+            Signs::Each(signs)
+        };
         let hashes = match hash {
             Some(h) => {
                 let column = batch.column(h);
@@ -453,6 +445,22 @@ impl Hashed {
         };
         Ok(Self { batch, signs, hashes })
     }
+
+    /// Row `row`'s sign.
+    fn sign(&self, row: usize) -> u8 {
+        match &self.signs {
+            Signs::All(sign) => *sign,
+            Signs::Each(signs) => signs[row],
+        }
+    }
+
+    fn plus_rows(&self) -> usize {
+        match &self.signs {
+            Signs::All(PLUS) => self.hashes.len(),
+            Signs::All(_) => 0,
+            Signs::Each(signs) => signs.iter().filter(|s| **s == PLUS).count(),
+        }
+    }
 }
 
 /// Every batch of `input`, hashed as it arrives (while the scans still
@@ -464,16 +472,125 @@ async fn collect(
     keys: &[usize],
     sign: usize,
     hash: Option<usize>,
+    mut arrivals: Option<&mut Arrivals>,
 ) -> Result<(Vec<Hashed>, MemoryReservation)> {
     let mut batches = Vec::new();
     while let Some(batch) = input.next().await {
         let batch = batch?;
         if batch.num_rows() > 0 {
             reservation.try_grow(batch.get_array_memory_size() + batch.num_rows() * 9)?;
-            batches.push(Hashed::new(batch, keys, sign, hash)?);
+            let hashed = Hashed::new(batch, keys, sign, hash)?;
+            if let Some(arrivals) = arrivals.as_deref_mut() {
+                arrivals.add(&hashed);
+            }
+            batches.push(hashed);
         }
     }
     Ok((batches, reservation))
+}
+
+/// The input's rows by its statistics, if known.
+fn rows_of(input: &Arc<dyn ExecutionPlan>) -> Option<usize> {
+    let stats = datafusion::physical_plan::statistics::StatisticsContext::new()
+        .compute(input.as_ref(), &datafusion::physical_plan::StatisticsArgs::new());
+    stats.ok().and_then(|s| s.num_rows.get_value().copied())
+}
+
+/// Each sign's hashes, set in a filter as the batches arrive (while the
+/// sides are still being read), and the hashes that may cancel: a row
+/// whose hash the other sign already has. Of two equal rows of opposite
+/// signs the later one finds the earlier, so every hash of rows that
+/// cancel is among them; once all rows came, only the rows with such a
+/// hash are candidates, found with a filter of those hashes alone (usually
+/// small: most rows of an UPDATE meet no equal row).
+struct Arrivals {
+    seen: SignedBits,
+    shared: Vec<u64>,
+}
+
+impl Arrivals {
+    /// For about `rows` rows of both signs (each sign's half of the filter
+    /// sized for half of them: a sign with more has more chance matches,
+    /// never fewer true ones).
+    fn new(rows: usize) -> Self {
+        Self {
+            seen: SignedBits::new(rows.div_ceil(2)),
+            shared: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, batch: &Hashed) {
+        match &batch.signs {
+            Signs::All(sign) => {
+                for hash in batch.hashes.iter() {
+                    if self.seen.add(*hash, *sign) {
+                        self.shared.push(*hash);
+                    }
+                }
+            }
+            Signs::Each(signs) => {
+                for (hash, sign) in batch.hashes.iter().zip(signs) {
+                    if self.seen.add(*hash, *sign) {
+                        self.shared.push(*hash);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rows of `batches` (all of them added) that may cancel.
+    fn candidates(self, batches: &[Hashed]) -> Vec<(usize, Vec<u32>)> {
+        if self.shared.is_empty() {
+            return Vec::new();
+        }
+        let mut shared = HashBits::new(self.shared.len());
+        self.shared.iter().for_each(|h| shared.insert(*h));
+        candidate_rows(batches, |b| {
+            b.hashes
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| shared.may_contain(**h))
+                .map(|(r, _)| r as u32)
+                .collect()
+        })
+    }
+}
+
+/// Both signs' hashes in one blocked Bloom filter: each 64-bit word holds
+/// a 32-bit block per sign (the low half [`PLUS`], the high half
+/// [`MINUS`]), so setting a row's hash and asking whether the other sign
+/// has it is one memory access. The hash's top bits pick the word, three
+/// 5-bit slices of its low bits the three bits in the block.
+struct SignedBits {
+    words: Vec<u64>,
+    /// log2 of the number of words.
+    width: u32,
+}
+
+impl SignedBits {
+    /// 16 bits of each sign's block per row, for `rows` rows of each sign
+    /// (rounded up to a power of two), at most 2^28 bits.
+    fn new(rows: usize) -> Self {
+        let words = ((rows.max(2) * 16).next_power_of_two().min(1 << 28) / 32).max(1);
+        Self {
+            words: vec![0; words],
+            width: words.trailing_zeros(),
+        }
+    }
+
+    /// Sets `hash` for `sign`; whether the other sign had it already.
+    fn add(&mut self, hash: u64, sign: u8) -> bool {
+        let word = hash.checked_shr(64 - self.width).unwrap_or(0) as usize;
+        let bits = (1u64 << (hash & 31)) | (1u64 << ((hash >> 5) & 31)) | (1u64 << ((hash >> 10) & 31));
+        let (own, other) = match sign {
+            PLUS => (bits, bits << 32),
+            _ => (bits << 32, bits),
+        };
+        let word = &mut self.words[word];
+        let had = *word & other == other;
+        *word |= own;
+        had
+    }
 }
 
 /// The hashes one sign has, as a blocked Bloom filter: the hash's top bits
@@ -520,45 +637,60 @@ impl HashBits {
 /// No row yet (of a sign, in a group).
 const NONE: u64 = u64::MAX;
 
-/// The difference of `batches` (see [`DifferenceExec`]).
-fn difference(batches: &[Hashed], keys: &[usize], batch_size: usize) -> Result<Vec<RecordBatch>> {
-    let Some(first) = batches.first() else {
-        return Ok(Vec::new());
-    };
+/// The rows of `batches` that may cancel, found after all came: each
+/// sign's hashes are set in its filter, and a row whose hash the other
+/// sign's filter has is a candidate.
+fn candidates(batches: &[Hashed]) -> Vec<(usize, Vec<u32>)> {
     // Each sign's filter sized for its own rows (both fit a core's cache
     // where one sized for all rows would not).
-    let plus_rows: usize = batches
-        .iter()
-        .map(|b| b.signs.iter().filter(|s| **s == PLUS).count())
-        .sum();
+    let plus_rows: usize = batches.iter().map(Hashed::plus_rows).sum();
     let rows: usize = batches.iter().map(|b| b.hashes.len()).sum();
     let (mut plus, mut minus) = (HashBits::new(plus_rows), HashBits::new(rows - plus_rows));
     for b in batches {
-        for (hash, sign) in b.hashes.iter().zip(&b.signs) {
-            match *sign {
+        for (r, hash) in b.hashes.iter().enumerate() {
+            match b.sign(r) {
                 PLUS => plus.insert(*hash),
                 _ => minus.insert(*hash),
             }
         }
     }
-    // Rows whose hash the other sign's filter has are candidates to cancel.
-    let mut candidates: Vec<(usize, Vec<u32>)> = Vec::new();
-    for (i, b) in batches.iter().enumerate() {
-        let shared: Vec<u32> = (0..b.hashes.len())
-            .filter(|r| {
-                let other = if b.signs[*r] == PLUS { &minus } else { &plus };
-                other.may_contain(b.hashes[*r])
+    candidate_rows(batches, |b| {
+        (0..b.hashes.len())
+            .filter(|r| match b.sign(*r) {
+                PLUS => minus.may_contain(b.hashes[*r]),
+                _ => plus.may_contain(b.hashes[*r]),
             })
             .map(|r| r as u32)
-            .collect();
+            .collect()
+    })
+}
+
+/// Per batch, its rows `may_cancel` picks: all of them when that is most
+/// (a rewrite's copied rows: grouped without gathering them first).
+fn candidate_rows(batches: &[Hashed], may_cancel: impl Fn(&Hashed) -> Vec<u32>) -> Vec<(usize, Vec<u32>)> {
+    let mut candidates = Vec::new();
+    for (i, b) in batches.iter().enumerate() {
+        let shared = may_cancel(b);
         if shared.len() * 2 > b.hashes.len() {
-            // Mostly candidates (a rewrite's copied rows): all of them,
-            // grouped without gathering them first.
             candidates.push((i, (0..b.hashes.len() as u32).collect()));
         } else if !shared.is_empty() {
             candidates.push((i, shared));
         }
     }
+    candidates
+}
+
+/// The difference of `batches` (see [`DifferenceExec`]), whose rows that
+/// may cancel are `candidates` (per batch, its rows).
+fn difference(
+    batches: &[Hashed],
+    keys: &[usize],
+    batch_size: usize,
+    candidates: Vec<(usize, Vec<u32>)>,
+) -> Result<Vec<RecordBatch>> {
+    let Some(first) = batches.first() else {
+        return Ok(Vec::new());
+    };
     if candidates.is_empty() {
         return Ok(batches.iter().map(|b| b.batch.clone()).collect());
     }
@@ -593,7 +725,7 @@ fn difference(batches: &[Hashed], keys: &[usize], batch_size: usize) -> Result<V
         minus.resize(groups, NONE);
         for (&r, &g) in shared.iter().zip(&ids) {
             let at = ((*b as u64) << 32) | u64::from(r);
-            if batch.signs[r as usize] == PLUS {
+            if batch.sign(r as usize) == PLUS {
                 net[g] += 1;
                 if plus[g] == NONE {
                     plus[g] = at;
@@ -656,25 +788,6 @@ mod tests {
     use datafusion::arrow::array::{Int64Array, StringArray};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
 
-    #[test]
-    fn the_sides_lose_their_round_robin_repartitions_and_keep_the_others() {
-        use datafusion::physical_expr::expressions::col;
-        use datafusion::physical_plan::displayable;
-        use datafusion::physical_plan::empty::EmptyExec;
-        let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, true)]));
-        let leaf = Arc::new(EmptyExec::new(Arc::clone(&schema)));
-        let spread = Arc::new(RepartitionExec::try_new(leaf, Partitioning::RoundRobinBatch(4)).unwrap());
-        let by_key = Partitioning::Hash(vec![col("a", &schema).unwrap()], 4);
-        let hashed = Arc::new(RepartitionExec::try_new(spread, by_key).unwrap());
-        let shown = displayable(without_round_robin(hashed).unwrap().as_ref())
-            .indent(true)
-            .to_string();
-        assert!(
-            shown.contains("Hash([a@0], 4)") && !shown.contains("RoundRobin"),
-            "{shown}"
-        );
-    }
-
     fn batch(ids: &[i64], vs: &[Option<&str>], signs: &[i64]) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, true),
@@ -725,7 +838,7 @@ mod tests {
             &[1; 6],
         );
         let hashed = [before, after].map(|b| Hashed::new(b, &[0, 1], 2, None).unwrap());
-        let out = difference(&hashed, &[0, 1], 2).unwrap();
+        let out = difference(&hashed, &[0, 1], 2, candidates(&hashed)).unwrap();
         assert_eq!(
             sorted(out),
             vec![
@@ -772,7 +885,19 @@ mod tests {
             }
         }
         want.sort();
-        assert_eq!(sorted(difference(&batches, &[0, 1], 100).unwrap()), want);
+        assert_eq!(
+            sorted(difference(&batches, &[0, 1], 100, candidates(&batches)).unwrap()),
+            want
+        );
+        // Found as the batches arrive, with filters sized for the rows
+        // (and far too small: more chance matches, the same answer).
+        let rows: usize = batches.iter().map(|b| b.hashes.len()).sum();
+        for expected in [rows, 10] {
+            let mut arrivals = Arrivals::new(expected);
+            batches.iter().for_each(|b| arrivals.add(b));
+            let found = arrivals.candidates(&batches);
+            assert_eq!(sorted(difference(&batches, &[0, 1], 100, found).unwrap()), want);
+        }
     }
 
     /// In hash partitions (as for large sides), each partition's difference
@@ -835,6 +960,54 @@ mod tests {
         let mut tiny = HashBits::new(0);
         tiny.insert(u64::MAX);
         assert!(tiny.may_contain(u64::MAX) && tiny.words.len() == 1);
+    }
+
+    /// Rows that cancel, in batches arriving in any order: every one of
+    /// them is a candidate; rows without an equal row of the other sign
+    /// (nearly) never are.
+    #[test]
+    fn arriving_rows_find_every_row_that_cancels() {
+        let ids = |r: std::ops::Range<i64>| r.collect::<Vec<_>>();
+        let side = |r: std::ops::Range<i64>, v: &str, sign: i64| {
+            let n = r.clone().count();
+            Hashed::new(batch(&ids(r), &vec![Some(v); n], &vec![sign; n]), &[0, 1], 2, None).unwrap()
+        };
+        // 0..1000 carried over (equal on both sides), 1000..50000 changed.
+        let batches = [
+            side(0..1000, "same", 1),
+            side(1000..50_000, "new", 1),
+            side(0..1000, "same", -1),
+            side(1000..50_000, "old", -1),
+        ];
+        for order in [[0, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1]] {
+            let mut arrivals = Arrivals::new(100_000);
+            order.iter().for_each(|i| arrivals.add(&batches[*i]));
+            let found = arrivals.candidates(&batches);
+            let of = |b: usize| found.iter().find(|(i, _)| *i == b).map_or(0, |(_, rows)| rows.len());
+            assert_eq!((of(0), of(2)), (1000, 1000), "order {order:?}");
+            assert!(
+                of(1) + of(3) < 500,
+                "order {order:?}: {} chance candidates",
+                of(1) + of(3)
+            );
+            let out = difference(&batches, &[0, 1], 8192, found).unwrap();
+            assert_eq!(out.iter().map(|b| b.num_rows()).sum::<usize>(), 98_000);
+        }
+    }
+
+    #[test]
+    fn the_signed_filter_finds_the_other_signs_hashes_and_few_others() {
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..300_000));
+        let hashes = row_hashes(&[ids], 300_000).unwrap();
+        let (given, others) = hashes.split_at(200_000);
+        let mut bits = SignedBits::new(200_000);
+        // A sign never finds its own hashes, only the other sign's.
+        assert!(given.iter().all(|h| !bits.add(*h, MINUS)));
+        assert!(given.iter().all(|h| bits.add(*h, PLUS)));
+        let chance = others.iter().filter(|h| bits.add(**h, PLUS)).count();
+        assert!(chance < 1_000, "{chance} chance matches in 100,000");
+        let mut tiny = SignedBits::new(0);
+        assert!(!tiny.add(7, PLUS) && tiny.add(7, MINUS) && tiny.words.len() == 1);
     }
 
     #[test]

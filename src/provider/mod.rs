@@ -1,6 +1,7 @@
 //! DataFusion integration: the `TableProvider`, the scan node and the
 //! INSERT sink (the files a scan reads are chosen in `plan/`).
 
+pub mod change_type;
 pub mod changes;
 pub mod difference;
 pub mod dml;
@@ -8,6 +9,7 @@ pub mod exact_key;
 pub mod field_ids;
 pub mod row_hash;
 pub mod scan_exec;
+pub mod side_planner;
 pub mod sink;
 pub mod table_provider;
 pub mod write_exec;

@@ -30,7 +30,7 @@ use super::field_ids::FieldIdAdapterFactory;
 use super::scan_exec::{HiddenPartitionsScanExec, JoinKeys, RuntimeContext, ScanRequests};
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
-use crate::plan::files::{FilePlan, PlannedFile, plan_files, scan_partitions, stats_pruning_predicate};
+use crate::plan::files::{FilePlan, PlannedFile, scan_partitions, stats_pruning_predicate};
 use crate::plan::{lineage, positions};
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
@@ -314,7 +314,15 @@ impl HiddenPartitionsTable {
         pruning: Option<&datafusion::physical_optimizer::pruning::PruningPredicate>,
     ) -> Result<FilePlan> {
         let md = &self.version.metadata;
-        let mut plan = plan_files(&self.table.location, md, self.snapshot(), filters, pruning).await?;
+        let mut plan = crate::plan::files::plan_files_within(
+            &self.table.location,
+            md,
+            self.snapshot(),
+            filters,
+            pruning,
+            self.only.as_deref(),
+        )
+        .await?;
         if let Some(only) = &self.only {
             plan.keep_only(only, md);
         }
