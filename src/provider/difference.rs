@@ -11,9 +11,10 @@
 //! Why not `GROUP BY` every column: that keeps a group per row and compares
 //! every row in full. Here each row's key columns are hashed (by the
 //! sides' own projections, `row_hash.rs`, on the cores that read them),
-//! and each sign's hashes are set in a bit filter (16 bits per row of that
-//! sign, three bits per hash in one 64-bit word: one memory access); a
-//! row whose hash the other sign's filter lacks cannot cancel and passes
+//! and set, as each batch arrives, in a bit filter with a block per sign
+//! (16 bits per row of each sign, three bits per hash: one memory access
+//! a row), which says whether the other sign had the hash already; a
+//! row whose hash no row of the other sign had cannot cancel and passes
 //! as it is, in its batch, uncopied. Only the other rows (copied ones,
 //! and well under one percent by chance) are grouped exactly
 //! (DataFusion's group values) and their signs summed; a batch
@@ -453,14 +454,6 @@ impl Hashed {
             Signs::Each(signs) => signs[row],
         }
     }
-
-    fn plus_rows(&self) -> usize {
-        match &self.signs {
-            Signs::All(PLUS) => self.hashes.len(),
-            Signs::All(_) => 0,
-            Signs::Each(signs) => signs.iter().filter(|s| **s == PLUS).count(),
-        }
-    }
 }
 
 /// Every batch of `input`, hashed as it arrives (while the scans still
@@ -593,10 +586,10 @@ impl SignedBits {
     }
 }
 
-/// The hashes one sign has, as a blocked Bloom filter: the hash's top bits
-/// pick a 64-bit word, three 6-bit slices of its low bits set three bits
-/// in it (one memory access per row). A clear bit means no row of that
-/// sign has the hash.
+/// A set of hashes (those that met the other sign) as a blocked Bloom
+/// filter: the hash's top bits pick a 64-bit word, three 6-bit slices of
+/// its low bits set three bits in it (one memory access per row). A clear
+/// bit means the hash is not in the set.
 struct HashBits {
     words: Vec<u64>,
     /// log2 of the number of words.
@@ -637,32 +630,13 @@ impl HashBits {
 /// No row yet (of a sign, in a group).
 const NONE: u64 = u64::MAX;
 
-/// The rows of `batches` that may cancel, found after all came: each
-/// sign's hashes are set in its filter, and a row whose hash the other
-/// sign's filter has is a candidate.
+/// The rows of `batches` that may cancel, found after all came (the
+/// input's size was unknown, or far above its statistics).
 fn candidates(batches: &[Hashed]) -> Vec<(usize, Vec<u32>)> {
-    // Each sign's filter sized for its own rows (both fit a core's cache
-    // where one sized for all rows would not).
-    let plus_rows: usize = batches.iter().map(Hashed::plus_rows).sum();
     let rows: usize = batches.iter().map(|b| b.hashes.len()).sum();
-    let (mut plus, mut minus) = (HashBits::new(plus_rows), HashBits::new(rows - plus_rows));
-    for b in batches {
-        for (r, hash) in b.hashes.iter().enumerate() {
-            match b.sign(r) {
-                PLUS => plus.insert(*hash),
-                _ => minus.insert(*hash),
-            }
-        }
-    }
-    candidate_rows(batches, |b| {
-        (0..b.hashes.len())
-            .filter(|r| match b.sign(*r) {
-                PLUS => minus.may_contain(b.hashes[*r]),
-                _ => plus.may_contain(b.hashes[*r]),
-            })
-            .map(|r| r as u32)
-            .collect()
-    })
+    let mut arrivals = Arrivals::new(rows);
+    batches.iter().for_each(|b| arrivals.add(b));
+    arrivals.candidates(batches)
 }
 
 /// Per batch, its rows `may_cancel` picks: all of them when that is most

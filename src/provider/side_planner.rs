@@ -48,18 +48,17 @@ pub fn plan_sides<'a>(
                 let mut inputs = Vec::with_capacity(union.inputs.len());
                 for input in &union.inputs {
                     // A union's columns are its inputs' by position.
-                    let by_position = columns_as(plan.schema(), |i| {
+                    let filters = rewritten(&filters, plan.schema(), |i| {
                         let (qualifier, field) = input.schema().qualified_field(i);
                         Expr::Column(Column::from((qualifier, field)))
-                    });
-                    let filters = rewritten(&filters, &by_position)?;
+                    })?;
                     inputs.push(plan_sides(input, filters, state).await?);
                 }
                 UnionExec::try_new(inputs)
             }
             LogicalPlan::Projection(projection) => {
-                let values = columns_as(plan.schema(), |i| projection.expr[i].clone().unalias());
-                let input = plan_sides(&projection.input, rewritten(&filters, &values)?, state).await?;
+                let filters = rewritten(&filters, plan.schema(), |i| projection.expr[i].clone().unalias())?;
+                let input = plan_sides(&projection.input, filters, state).await?;
                 let schema = projection.input.schema();
                 let exprs = projection
                     .expr
@@ -107,19 +106,20 @@ pub fn plan_sides<'a>(
     })
 }
 
-/// Each output column of `schema` (by its flat name) as `value(index)`.
-fn columns_as(schema: &DFSchema, value: impl Fn(usize) -> Expr) -> HashMap<String, Expr> {
-    schema
+/// `filters` (of `schema`'s columns) with each column, by its index in
+/// `schema`, replaced by `value(index)`.
+fn rewritten(filters: &[Expr], schema: &DFSchema, value: impl Fn(usize) -> Expr) -> Result<Vec<Expr>> {
+    if filters.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values: HashMap<String, Expr> = schema
         .iter()
         .enumerate()
         .map(|(i, (qualifier, field))| (Column::from((qualifier, field)).flat_name(), value(i)))
-        .collect()
-}
-
-fn rewritten(filters: &[Expr], values: &HashMap<String, Expr>) -> Result<Vec<Expr>> {
+        .collect();
     filters
         .iter()
-        .map(|f| replace_cols_by_name(f.clone(), values))
+        .map(|f| replace_cols_by_name(f.clone(), &values))
         .collect()
 }
 
