@@ -18,6 +18,12 @@ use datafusion::arrow::datatypes::Int64Type;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use hidden_partitions::{execute_sql, session};
 
+/// The allocator of the `hidden-partitions` binary, where changelogs are
+/// read (`table_changes` in SQL).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const DAY_MICROS: i64 = 86_400_000_000;
 const START: i64 = 1_704_067_200_000_000; // 2024-01-01
 

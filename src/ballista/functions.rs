@@ -8,14 +8,12 @@ use std::sync::Arc;
 
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 
-/// The transform and Variant scalar functions, and the exact key, row
-/// hash and change type of changelog reads.
+/// The transform and Variant scalar functions, and the row hash of
+/// changelog reads.
 pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
     let mut all = crate::functions::transform_functions();
     all.extend(crate::variant::scalar_functions());
-    all.push(crate::provider::exact_key::ExactKey::udf());
     all.push(crate::provider::row_hash::RowHash::udf());
-    all.push(crate::provider::change_type::ChangeType::udf());
     all
 }
 

@@ -28,7 +28,7 @@ use super::wire::{
 };
 use crate::expr::key_function::KeyFunction;
 use crate::provider::HiddenPartitionsTable;
-use crate::provider::difference::ChangeDifference;
+use crate::provider::difference::{ChangeColumns, ChangeDifference};
 use crate::provider::scan_exec::JoinKeys;
 use crate::provider::table_provider::Definition;
 use crate::spec::TableMetadata;
@@ -54,6 +54,14 @@ impl HiddenPartitionsLogicalCodec {
 }
 
 /// A table as sent over the wire.
+/// The changelog columns a difference adds, from their two wire fields.
+pub(super) fn change_columns(ordinal: Option<i32>, snapshot: Option<i64>) -> Option<ChangeColumns> {
+    Some(ChangeColumns {
+        ordinal: ordinal?,
+        snapshot: snapshot?,
+    })
+}
+
 fn table_node(t: &HiddenPartitionsTable) -> Result<TableNode> {
     let mut only: Vec<String> = t
         .only
@@ -219,7 +227,13 @@ impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {
         if let Some(node) = wire::decode::<DifferenceTableNode>(DIFFERENCE_TABLE_TAG, buf, "changelog difference") {
             let node = node?;
             let input = datafusion_proto::bytes::logical_plan_from_bytes_with_extension_codec(&node.input, ctx, self)?;
-            return Ok(Arc::new(ChangeDifference::new(input, node.keys, node.sign, node.hash)));
+            return Ok(Arc::new(ChangeDifference::new(
+                input,
+                node.keys,
+                node.sign,
+                node.hash,
+                change_columns(node.ordinal, node.snapshot),
+            )));
         }
         match wire::decode::<TableNode>(TABLE_TAG, buf, "table") {
             Some(node) => Ok(Arc::new(decode_table(node?, ctx)?)),
@@ -244,6 +258,8 @@ impl LogicalExtensionCodec for HiddenPartitionsLogicalCodec {
                 keys: difference.keys().to_vec(),
                 sign: difference.sign().to_string(),
                 hash: difference.hash().map(str::to_string),
+                ordinal: difference.added().map(|a| a.ordinal),
+                snapshot: difference.added().map(|a| a.snapshot),
             };
             wire::encode(DIFFERENCE_TABLE_TAG, &message, buf);
             return Ok(());

@@ -338,6 +338,7 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
                 node.keys.iter().map(|k| *k as usize).collect(),
                 node.sign as usize,
                 node.hash.map(|h| h as usize),
+                super::logical_codec::change_columns(node.ordinal, node.snapshot),
                 projection,
                 node.parallel,
             )?));
@@ -410,6 +411,8 @@ impl PhysicalExtensionCodec for HiddenPartitionsPhysicalCodec {
                     .unwrap_or_default(),
                 parallel: difference.parallel(),
                 hash: difference.hash().map(|h| h as u32),
+                ordinal: difference.added().map(|a| a.ordinal),
+                snapshot: difference.added().map(|a| a.snapshot),
             };
             wire::encode(DIFFERENCE_EXEC_TAG, &message, buf);
             return Ok(());

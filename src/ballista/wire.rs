@@ -50,6 +50,11 @@ pub struct DifferenceTableNode {
     /// The column of each row's hash of the keys, if the input has one.
     #[prost(string, optional, tag = "4")]
     pub hash: Option<String>,
+    /// The ordinal and snapshot id of the changelog columns it adds, if it adds them.
+    #[prost(int32, optional, tag = "5")]
+    pub ordinal: Option<i32>,
+    #[prost(int64, optional, tag = "6")]
+    pub snapshot: Option<i64>,
 }
 
 /// A changelog snapshot's difference as a plan node.
@@ -69,6 +74,11 @@ pub struct DifferenceExecNode {
     /// The input's column of each row's hash of the keys, if it has one.
     #[prost(uint32, optional, tag = "6")]
     pub hash: Option<u32>,
+    /// The ordinal and snapshot id of the changelog columns it adds, if it adds them.
+    #[prost(int32, optional, tag = "7")]
+    pub ordinal: Option<i32>,
+    #[prost(int64, optional, tag = "8")]
+    pub snapshot: Option<i64>,
 }
 
 /// Where a table lives: its store, its root in the store, and the storage

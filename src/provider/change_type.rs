@@ -1,25 +1,20 @@
-//! `__hp_change_type(sign)`: a changelog row's `_change_type` from its
-//! sign in the difference of a snapshot's sides (`difference.rs`).
+//! A changelog row's `_change_type` from its sign in the difference of a
+//! snapshot's sides (`difference.rs`), which adds it to the rows it emits.
 //!
 //! | sign | `_change_type` |
 //! |------|----------------|
 //! | 1    | `INSERT`       |
 //! | -1   | `DELETE`       |
-//! | NULL | NULL           |
 //!
-//! A `CASE` would say the same, evaluated generically row by row; both
-//! names are six bytes long, so here the offsets are fixed and each row
-//! copies its six bytes (every row of a changelog read passes here).
+//! Every row of a changelog read passes here. A batch of one sign (each
+//! side's batches are) is a slice of one shared array of that name, built
+//! once; other batches take six bytes per row at fixed offsets (both names
+//! are six bytes long).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use datafusion::arrow::array::{Array, AsArray, StringArray};
+use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
 use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Int64Type};
-use datafusion::common::{Result, ScalarValue, exec_err};
-use datafusion::logical_expr::{
-    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
-};
 
 const INSERT: &str = "INSERT";
 const DELETE: &str = "DELETE";
@@ -28,93 +23,86 @@ fn name(sign: i64) -> &'static str {
     if sign > 0 { INSERT } else { DELETE }
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct ChangeType {
-    signature: Signature,
+/// Rows of the shared arrays: a batch of DataFusion's default size.
+const SHARED_ROWS: usize = 8192;
+
+/// Each row's change type from its sign (`signs` has no NULLs: the
+/// difference refuses them).
+pub fn change_types(signs: &Int64Array) -> ArrayRef {
+    let values = signs.values();
+    if let Some(first) = values.first()
+        && values.len() <= SHARED_ROWS
+        && values.iter().all(|s| s == first)
+    {
+        return Arc::new(shared(*first, values.len()));
+    }
+    let width = INSERT.len();
+    let mut bytes = Vec::with_capacity(values.len() * width);
+    for sign in values {
+        bytes.extend_from_slice(name(*sign).as_bytes());
+    }
+    let offsets: ScalarBuffer<i32> = (0..=values.len()).map(|i| (i * width) as i32).collect();
+    Arc::new(StringArray::new(
+        OffsetBuffer::new(offsets),
+        Buffer::from_vec(bytes),
+        None,
+    ))
 }
 
-impl ChangeType {
-    pub const NAME: &'static str = "__hp_change_type";
-
-    pub fn udf() -> Arc<ScalarUDF> {
-        Arc::new(ScalarUDF::new_from_impl(Self {
-            signature: Signature::exact(vec![DataType::Int64], Volatility::Immutable),
-        }))
-    }
+/// `sign`'s name for `rows` rows (at most [`SHARED_ROWS`]): a slice of an
+/// array built once per process.
+fn shared(sign: i64, rows: usize) -> StringArray {
+    static NAMES: OnceLock<[StringArray; 2]> = OnceLock::new();
+    let [insert, delete] = NAMES.get_or_init(|| [INSERT, DELETE].map(|n| repeated(n, SHARED_ROWS)));
+    if sign > 0 { insert } else { delete }.slice(0, rows)
 }
 
-impl ScalarUDFImpl for ChangeType {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Utf8)
-    }
-
-    /// NULL only for a NULL sign.
-    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        let nullable = args.arg_fields.first().is_none_or(|f| f.is_nullable());
-        Ok(Arc::new(Field::new(self.name(), DataType::Utf8, nullable)))
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        match &args.args[0] {
-            ColumnarValue::Scalar(ScalarValue::Int64(sign)) => Ok(ColumnarValue::Scalar(ScalarValue::Utf8(
-                sign.map(|s| name(s).to_string()),
-            ))),
-            ColumnarValue::Array(signs) if signs.data_type() == &DataType::Int64 => {
-                let signs = signs.as_primitive::<Int64Type>();
-                let width = INSERT.len();
-                let mut values = Vec::with_capacity(signs.len() * width);
-                for sign in signs.values() {
-                    values.extend_from_slice(name(*sign).as_bytes());
-                }
-                let offsets: ScalarBuffer<i32> = (0..=signs.len()).map(|i| (i * width) as i32).collect();
-                let names = StringArray::try_new(
-                    OffsetBuffer::new(offsets),
-                    Buffer::from_vec(values),
-                    signs.nulls().cloned(),
-                )?;
-                Ok(ColumnarValue::Array(Arc::new(names)))
-            }
-            other => exec_err!("{} takes a BIGINT sign, not {}", Self::NAME, other.data_type()),
-        }
-    }
+/// `rows` rows, each `name`.
+fn repeated(name: &str, rows: usize) -> StringArray {
+    let offsets: ScalarBuffer<i32> = (0..=rows).map(|i| (i * name.len()) as i32).collect();
+    StringArray::new(
+        OffsetBuffer::new(offsets),
+        Buffer::from_vec(name.as_bytes().repeat(rows)),
+        None,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::arrow::array::Int64Array;
+    use datafusion::arrow::array::{Array, AsArray};
 
-    fn call(arg: ColumnarValue, rows: usize) -> ColumnarValue {
-        let udf = ChangeType::udf();
-        udf.invoke_with_args(ScalarFunctionArgs {
-            args: vec![arg],
-            arg_fields: vec![Arc::new(Field::new("sign", DataType::Int64, true))],
-            number_rows: rows,
-            return_field: Arc::new(Field::new("t", DataType::Utf8, true)),
-            config_options: Arc::new(Default::default()),
-        })
-        .unwrap()
+    fn names(signs: Vec<i64>) -> Vec<String> {
+        let types = change_types(&Int64Array::from(signs));
+        assert_eq!(types.null_count(), 0);
+        types
+            .as_string::<i32>()
+            .iter()
+            .map(|n| n.unwrap().to_string())
+            .collect()
     }
 
     #[test]
-    fn each_sign_names_its_change_and_null_stays_null() {
-        let signs = Int64Array::from(vec![Some(1), Some(-1), None, Some(1)]);
-        let ColumnarValue::Array(names) = call(ColumnarValue::Array(Arc::new(signs)), 4) else {
-            panic!("an array in, an array out");
-        };
-        let names: Vec<Option<&str>> = names.as_string::<i32>().iter().collect();
-        assert_eq!(names, vec![Some("INSERT"), Some("DELETE"), None, Some("INSERT")]);
-        let ColumnarValue::Scalar(one) = call(ColumnarValue::Scalar(ScalarValue::Int64(Some(-1))), 1) else {
-            panic!("a scalar in, a scalar out");
-        };
-        assert_eq!(one, ScalarValue::Utf8(Some("DELETE".into())));
+    fn each_sign_names_its_change() {
+        assert_eq!(names(vec![1, -1, -1, 1]), ["INSERT", "DELETE", "DELETE", "INSERT"]);
+        assert!(names(vec![]).is_empty());
+    }
+
+    #[test]
+    fn batches_of_one_sign_share_one_array_and_say_the_same() {
+        for rows in [1, 5, SHARED_ROWS, SHARED_ROWS + 1] {
+            for sign in [1i64, -1] {
+                let got = names(vec![sign; rows]);
+                assert_eq!(got.len(), rows);
+                assert!(got.iter().all(|n| n == name(sign)), "{rows} rows of sign {sign}");
+            }
+        }
+        // Shared: two batches point at one buffer.
+        let one = change_types(&Int64Array::from(vec![1; 3]));
+        let two = change_types(&Int64Array::from(vec![1; 7]));
+        assert_eq!(
+            one.as_string::<i32>().values().as_ptr(),
+            two.as_string::<i32>().values().as_ptr()
+        );
     }
 }

@@ -37,8 +37,7 @@ use datafusion::logical_expr::{
 };
 
 use super::HiddenPartitionsTable;
-use super::difference::ChangeDifference;
-use super::exact_key::ExactKey;
+use super::difference::{ChangeColumns, ChangeDifference};
 use super::row_hash::RowHash;
 use crate::error::{Error, Result};
 use crate::plan::changes::{SnapshotFiles, snapshot_files};
@@ -300,30 +299,16 @@ impl HiddenPartitionsTable {
     }
 }
 
-/// SQL equality takes -0.0 for 0.0, and VARIANT values have none; but any
-/// change of a stored value is a change. Such columns are compared by an
-/// exact key computed in each side's scan. (key name, column) per column.
-fn exact_keys(schema: &SchemaRef, columns: &[String]) -> Vec<(String, String)> {
-    columns
-        .iter()
-        .zip(schema.fields())
-        .enumerate()
-        .filter(|(_, (_, f))| ExactKey::needed_for(f.data_type()))
-        .map(|(i, (c, _))| (format!("__hp_change_key_{i}"), c.clone()))
-        .collect()
-}
-
 /// `side`'s table read as the changelog's columns (`schema`'s: cast where
 /// the side's type is older and narrower, NULL where it lacks the
-/// column), then `extra`, then the exact `keys` of its columns; with
-/// `hashed` (the difference's keys), then each row's hash of those.
+/// column), then `extra`; `hashed`: then each row's hash of those columns
+/// (by their exact keys, `row_hash`).
 fn side_plan(
     side: &ChangeSide,
     schema: &SchemaRef,
     alias: &str,
     extra: Vec<Expr>,
-    keys: &[(String, String)],
-    hashed: Option<&[String]>,
+    hashed: bool,
 ) -> Result<LogicalPlan> {
     let have = side.table.schema();
     let scan = LogicalPlanBuilder::scan(alias, provider_as_source(Arc::clone(&side.table)), None)?;
@@ -349,24 +334,10 @@ fn side_plan(
         .map(|(v, f)| v.clone().alias(f.name()))
         .collect();
     exprs.extend(extra);
-    for (key, c) in keys {
-        let value = values[schema.index_of(c)?].clone();
-        exprs.push(ExactKey::udf().call(vec![value]).alias(key));
-    }
     // Hashed here, in each side's partitions, not in the difference: in
     // the same projection, from the values it computes.
-    if let Some(hashed) = hashed {
-        let args = hashed
-            .iter()
-            .map(|k| {
-                exprs
-                    .iter()
-                    .find(|e| e.schema_name().to_string() == *k)
-                    .map(|e| e.clone().unalias())
-                    .ok_or_else(|| Error::Invalid(format!("changelog key {k} is not a column of its side")))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        exprs.push(RowHash::udf().call(args).alias(HASH));
+    if hashed {
+        exprs.push(RowHash::udf().call(values).alias(HASH));
     }
     Ok(scan.project(exprs)?.build()?)
 }
@@ -397,8 +368,6 @@ fn changelog_plan(
     ids: &[String],
 ) -> Result<LogicalPlan> {
     let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let keys = exact_keys(schema, &columns);
-    let difference_keys = difference_keys(&columns, &keys);
     let mut parts = Vec::new();
     for (i, r) in recorded.into_iter().enumerate() {
         parts.push(recorded_plan(schema, r, i, ids)?);
@@ -416,15 +385,15 @@ fn changelog_plan(
             if change.appended {
                 let mut extra = vec![lit("INSERT").alias(CHANGE_TYPE)];
                 extra.extend(tail(ordinal, snapshot));
-                parts.push(side_plan(side, schema, &alias, extra, &[], None)?);
+                parts.push(side_plan(side, schema, &alias, extra, false)?);
                 continue;
             }
             let extra = vec![lit(side.sign).alias(SIGN)];
-            sides.push(side_plan(side, schema, &alias, extra, &keys, Some(&difference_keys))?);
+            sides.push(side_plan(side, schema, &alias, extra, true)?);
         }
         // One difference per snapshot.
         if let Some(sides) = union(sides)? {
-            parts.push(difference(sides, &difference_keys, ids, ordinal, snapshot, &columns)?);
+            parts.push(difference(sides, ids, ordinal, snapshot, &columns)?);
         }
     }
     match union(parts)? {
@@ -471,25 +440,13 @@ pub(crate) fn constant_values(change: super::table_provider::ChangeConstants) ->
     ]
 }
 
-/// What tells rows apart in the difference: `columns`, those with an
-/// exact key (`keyed`) by that key.
-fn difference_keys(columns: &[String], keyed: &[(String, String)]) -> Vec<String> {
-    let mut keys: Vec<String> = columns
-        .iter()
-        .filter(|c| !keyed.iter().any(|(_, k)| k == *c))
-        .cloned()
-        .collect();
-    keys.extend(keyed.iter().map(|(key, _)| key.clone()));
-    keys
-}
-
 /// Rows of one snapshot's sides whose signs do not cancel
-/// (`difference::ChangeDifference`, keyed by `keys`, each row's hash of
-/// them in the sides' column [`HASH`]), with the changelog's `columns`,
-/// typed by their sign and (with `ids`) by their identifier's other rows.
+/// (`difference::ChangeDifference`, keyed by the changelog's `columns`,
+/// each row's hash of them in the sides' column [`HASH`]), with those
+/// columns and the changelog's own (added by the difference), typed by
+/// their sign and (with `ids`) by their identifier's other rows.
 fn difference(
     sides: LogicalPlan,
-    keys: &[String],
     ids: &[String],
     ordinal: i32,
     snapshot: i64,
@@ -497,13 +454,14 @@ fn difference(
 ) -> Result<LogicalPlan> {
     let table = Arc::new(ChangeDifference::new(
         sides,
-        keys.to_vec(),
+        columns.to_vec(),
         SIGN.to_string(),
         Some(HASH.to_string()),
+        Some(ChangeColumns { ordinal, snapshot }),
     ));
     let mut plan = LogicalPlanBuilder::scan(format!("changes_{ordinal}"), provider_as_source(table), None)?;
     let sign = || Expr::Column(Column::from_name(SIGN));
-    let plain = super::change_type::ChangeType::udf().call(vec![sign()]);
+    let plain = Expr::Column(Column::from_name(CHANGE_TYPE));
     let change_type = if ids.is_empty() {
         plain
     } else {
@@ -513,7 +471,7 @@ fn difference(
     };
     let mut exprs: Vec<Expr> = columns.iter().map(|c| Expr::Column(Column::from_name(c))).collect();
     exprs.push(change_type.alias(CHANGE_TYPE));
-    exprs.extend(tail(ordinal, snapshot));
+    exprs.extend([CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID].map(|c| Expr::Column(Column::from_name(c))));
     Ok(plan.project(exprs)?.build()?)
 }
 

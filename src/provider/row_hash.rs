@@ -1,5 +1,6 @@
 //! `__hp_row_hash(a, b, …)`: one UInt64 per row, the hash of its
-//! arguments. A changelog side computes it in its own projection, on the
+//! arguments' exact keys (`exact_key`: `-0.0` and `0.0` hash apart, every
+//! NaN alike, nested values by their bytes). A changelog side computes it in its own projection, on the
 //! core that read the rows; the difference of the two sides (one
 //! partition, `difference.rs`) then reads each row's hash instead of
 //! hashing every row itself after the scans.
@@ -20,11 +21,13 @@ use datafusion::common::Result;
 use datafusion::common::hash_utils::{RandomState, create_hashes};
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility};
 
-/// Each row's hash of `columns` (what `__hp_row_hash` returns), for `rows`
-/// rows.
+use super::exact_key::exact_keys;
+
+/// Each row's hash of `columns`' exact keys (what `__hp_row_hash`
+/// returns), for `rows` rows.
 pub fn row_hashes(columns: &[ArrayRef], rows: usize) -> Result<Vec<u64>> {
     let mut hashes = vec![0u64; rows];
-    create_hashes(columns, &RandomState::with_seed(0), &mut hashes)?;
+    create_hashes(&exact_keys(columns)?, &RandomState::with_seed(0), &mut hashes)?;
     Ok(hashes)
 }
 
