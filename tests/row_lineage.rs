@@ -284,3 +284,92 @@ async fn a_changelog_of_a_merge_on_read_delete_leaves_out_the_rows_its_file_kept
     assert_eq!(positions(&carried.before), vec![0, 1, 2, 3, 5]);
     assert_eq!(positions(&carried.after), positions(&carried.before));
 }
+
+#[tokio::test]
+async fn a_changelog_of_a_version_2_rewrite_leaves_out_the_copies_its_new_files_record() {
+    use hidden_partitions::plan::copies;
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = hidden_partitions::session(dir.path()).await.unwrap();
+    // Format version 2, two partitions, rows sorted by v when written: the
+    // new files' rows are in another order than the old ones'.
+    run(
+        &ctx,
+        "CREATE TABLE t (id BIGINT, v VARCHAR) PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('sort-order' = 'v DESC')",
+    )
+    .await;
+    run(&ctx, "INSERT INTO t SELECT value, 'x' || value FROM range(40)").await;
+    run(&ctx, "INSERT INTO t SELECT value, 'y' || value FROM range(40, 60)").await;
+    run(&ctx, "UPDATE t SET v = 'z' WHERE id % 10 = 3").await;
+    let (carried, parent) = carried_over_last(&ctx, false).await;
+    // 60 rows rewritten, 6 changed: 54 copies hidden on each side.
+    assert_eq!(carried.rows, 54);
+    assert_eq!(positions(&carried.before).len(), 54);
+    assert_eq!(positions(&carried.after).len(), 54);
+    let changes = |from: i64| {
+        let ctx = ctx.clone();
+        async move {
+            let sql =
+                format!("SELECT id, v, _change_type FROM table_changes('t', {from}, NULL) ORDER BY _change_type, id");
+            let batches = hidden_partitions::execute_sql(&ctx, &sql).await.unwrap();
+            let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches.last().unwrap().batches)
+                .unwrap()
+                .to_string();
+            // Each row as "id v type".
+            text.lines()
+                .filter(|l| l.starts_with("| "))
+                .skip(1)
+                .map(|l| {
+                    l.split('|')
+                        .map(str::trim)
+                        .filter(|c| !c.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect::<Vec<String>>()
+        }
+    };
+    let mut expected: Vec<String> = Vec::new();
+    for id in [3, 13, 23, 33, 43, 53] {
+        let old = if id < 40 { format!("x{id}") } else { format!("y{id}") };
+        expected.push(format!("{id} {old} DELETE"));
+    }
+    expected.extend([3, 13, 23, 33, 43, 53].map(|id| format!("{id} z INSERT")));
+    assert_eq!(changes(parent).await, expected);
+    // A copy-on-write DELETE copies every row it keeps.
+    run(&ctx, "DELETE FROM t WHERE id = 7").await;
+    let (carried, parent) = carried_over_last(&ctx, false).await;
+    assert!(carried.rows > 0, "{carried:?}");
+    assert_eq!(changes(parent).await, vec!["7 x7 DELETE".to_string()]);
+
+    // Footers that do not agree with the snapshot are not used: here a
+    // source the snapshot did not remove.
+    let provider = ctx.table_provider("t").await.unwrap();
+    let now = provider.downcast_ref::<HiddenPartitionsTable>().unwrap().clone();
+    let then = now.clone().at(&parent.to_string()).await.unwrap();
+    let state = ctx.state();
+    let (after, before) = (
+        now.plan_files(&state, &[]).await.unwrap().files,
+        then.plan_files(&state, &[]).await.unwrap().files,
+    );
+    let added: Vec<_> = after
+        .iter()
+        .filter(|f| !before.iter().any(|b| b.path == f.path))
+        .cloned()
+        .collect();
+    let removed: Vec<_> = before
+        .iter()
+        .filter(|f| !after.iter().any(|a| a.path == f.path))
+        .cloned()
+        .collect();
+    let location = &now.table().location;
+    let hidden = copies::recorded(location, &added, &removed).await.unwrap().unwrap();
+    // Every row of the files it rewrote but the deleted one.
+    assert_eq!(hidden.rows, removed.iter().map(|f| f.live_rows()).sum::<u64>() - 1);
+    assert!(
+        copies::recorded(location, &added, &removed[..0])
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(copies::recorded(location, &added, &[]).await.unwrap().is_none());
+}

@@ -205,7 +205,8 @@ pub struct CarriedOver {
 ///   same positions: the rows live on both sides;
 /// - with `lineage` (a format version 3 table), rows of the snapshot's new
 ///   files whose last update is older than the snapshot (a rewrite copied
-///   them), and the rows of the files it removed with the same ids.
+///   them), and the rows of the files it removed with the same ids;
+/// - without, the copies the new files' footers record (`plan::copies`).
 ///
 /// | side   | file | row (id, last updated) | snapshot 7's rewrite |
 /// |--------|------|------------------------|----------------------|
@@ -237,11 +238,17 @@ pub async fn carried_over(
             carried.after.insert(f.path.clone(), live);
         }
     }
-    if !lineage {
-        return Ok(carried);
-    }
     let added: Vec<PlannedFile> = after.iter().filter(|f| !then.contains_key(&f.path)).cloned().collect();
     let removed: Vec<PlannedFile> = before.iter().filter(|f| !now.contains_key(&f.path)).cloned().collect();
+    if !lineage {
+        // The copies our rewrites record in their files' footers.
+        if let Some(hidden) = crate::plan::copies::recorded(location, &added, &removed).await? {
+            carried.rows += hidden.rows;
+            carried.after.extend(hidden.after);
+            carried.before.extend(hidden.before);
+        }
+        return Ok(carried);
+    }
     let mut ids: Vec<i64> = Vec::new();
     let constants = file_constants(location, md, snapshot, &added).await?;
     let below = Some(snapshot.sequence_number);

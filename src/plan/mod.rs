@@ -11,6 +11,7 @@
 //! | `WHERE id = 7`                           | the files whose `id` min/max range holds 7 |
 
 pub mod changes;
+pub mod copies;
 pub mod files;
 pub mod lineage;
 pub mod positions;

@@ -16,12 +16,13 @@ use std::collections::HashSet;
 
 use async_trait::async_trait;
 use datafusion::execution::SessionState;
-use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::{Expr, col};
 use datafusion::prelude::lit;
 
 use crate::error::Result;
 use crate::expr::all_rows_match;
+use crate::plan::copies;
 use crate::plan::files::PlannedFile;
 use crate::plan::files::source_predicate;
 use crate::spec::Snapshot;
@@ -31,7 +32,7 @@ use crate::table::change::{Change, ConflictScope, Operation};
 use crate::table::position_deletes::{RowDeletes, matching_positions};
 use crate::table::properties::{DELETE_MODE, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
-use crate::table::rewrite::{Rewritten, as_is, rewrite};
+use crate::table::rewrite::{Rewritten, as_is, copy_source, rewrite};
 use crate::table::source::{OpenSource, SnapshotSource};
 use crate::table::writer::delete_files;
 
@@ -130,12 +131,24 @@ impl WriteStatement for Delete {
         } else {
             let keep = conjunction(self.filters.clone()).unwrap_or(lit(true)).is_not_true();
             let files: HashSet<_> = partial.iter().map(|f| f.path.clone()).collect();
-            // Rows copied keep their lineage (format version 3).
+            // Rows copied keep their lineage (format version 3), or are
+            // recorded as copies by the new files.
             rewrite(
                 &self.state,
-                &*provider.with_lineage(),
+                &*copy_source(&*provider),
                 files,
-                |scan| scan.filter(keep),
+                |scan| {
+                    let kept = scan.filter(keep)?;
+                    let read = kept.schema().clone();
+                    let recorded = copies::columns(&read, None);
+                    if recorded.is_empty() {
+                        return Ok(kept);
+                    }
+                    let mut columns: Vec<Expr> =
+                        provider.arrow_schema().fields().iter().map(|f| col(f.name())).collect();
+                    columns.extend(recorded);
+                    kept.project(columns)
+                },
                 as_is(),
             )
             .await?

@@ -21,6 +21,11 @@
 //! `plan::lineage::carried`, which clears the sequence number of the rows
 //! the statement changes) has them written into the new files, so copied
 //! rows keep their ids; a plan that drops them writes rows as new.
+//!
+//! A table without lineage is read with positions instead ([`copy_source`]):
+//! a plan that ends with `plan::copies::columns` (the source of each row,
+//! none for rows the statement changes) has each new file record the rows
+//! it copied in its footer, for the changelog.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -37,8 +42,8 @@ use object_store::path::Path;
 
 use crate::error::Result;
 use crate::manifest::DataFile;
-use crate::plan::lineage;
 use crate::plan::positions::{FILE, POS};
+use crate::plan::{copies, lineage};
 use crate::table::source::SnapshotSource;
 use crate::table::writer::write_stream;
 
@@ -73,6 +78,18 @@ pub fn count_last_flag() -> Post {
         let keep: Vec<usize> = (0..n - 1).collect();
         Ok((batch.project(&keep)?, count))
     })
+}
+
+/// The snapshot a copy-on-write statement reads to rewrite files: with
+/// the rows' lineage where the table tracks it, else with their positions
+/// (so that the new files can record their copies), except for other
+/// engines' tables, whose changelogs do not use them.
+pub fn copy_source(provider: &dyn SnapshotSource) -> Arc<dyn SnapshotSource> {
+    if lineage::tracked(provider.metadata()) || provider.table().is_foreign() {
+        provider.with_lineage()
+    } else {
+        provider.with_positions()
+    }
 }
 
 /// Read `files` of `table`, shape the plan, pass each batch through `post`,
@@ -112,6 +129,10 @@ pub async fn rewrite_with_layout(
     }
     let plan = shape(scan)?.build()?;
     let with_lineage = plan.schema().index_of_column_by_name(None, lineage::ROW_SEQ).is_some();
+    let with_copies = plan
+        .schema()
+        .index_of_column_by_name(None, copies::COPIED_POS)
+        .is_some();
     let physical = state.create_physical_plan(&plan).await?;
     let task = state.task_ctx();
     let stream = execute_stream(physical, Arc::clone(&task))?;
@@ -128,11 +149,18 @@ pub async fn rewrite_with_layout(
         fields.extend(lineage::written_fields());
         written = Arc::new(datafusion::arrow::datatypes::Schema::new(fields));
     }
+    if with_copies {
+        let mut fields: Vec<_> = written.fields().iter().cloned().collect();
+        let n = plan.schema().fields().len();
+        fields.extend(plan.schema().fields()[n - 2..].iter().cloned());
+        written = Arc::new(datafusion::arrow::datatypes::Schema::new(fields));
+    }
     let stream = Box::pin(RecordBatchStreamAdapter::new(written, mapped));
     let spec = table.metadata().current_spec()?.clone();
     let mut options = crate::table::writer::write_options(&task);
     options.layout = layout;
     options.lineage = with_lineage;
+    options.copies = with_copies;
     let (files, rows) = write_stream(&table.table().location, &spec, stream, options).await?;
     Ok(Rewritten {
         files,

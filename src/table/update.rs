@@ -26,8 +26,8 @@ use datafusion::prelude::lit;
 
 use crate::error::{Error, Result};
 use crate::plan::files::{PlannedFile, source_predicate};
-use crate::plan::lineage;
 use crate::plan::positions::{FILE, POS, Positions};
+use crate::plan::{copies, lineage};
 use crate::spec::Snapshot;
 use crate::store::Versioned;
 use crate::table::Table;
@@ -35,7 +35,7 @@ use crate::table::change::{Change, ConflictScope, Operation};
 use crate::table::position_deletes::replacing_rows;
 use crate::table::properties::{UPDATE_MODE, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
-use crate::table::rewrite::{MATCHED, Post, count_last_flag, rewrite};
+use crate::table::rewrite::{MATCHED, Post, copy_source, count_last_flag, rewrite};
 use crate::table::source::{OpenSource, SnapshotSource};
 use crate::table::writer::delete_files;
 
@@ -179,12 +179,14 @@ impl WriteStatement for Update {
         }
         let rewritten = rewrite(
             &self.state,
-            &*provider.with_lineage(),
+            &*copy_source(&*provider),
             files,
             |scan| {
-                // Copied rows keep their lineage, updated ones keep their ids.
+                // Copied rows keep their lineage, updated ones keep their
+                // ids; without lineage the new files record the copies.
                 let mut columns = self.new_values(&schema, scan.schema(), Some(&matched))?;
                 columns.extend(lineage::carried(scan.schema(), Some(&matched)));
+                columns.extend(copies::columns(scan.schema(), Some(&matched)));
                 columns.push(matched.clone().alias(MATCHED));
                 scan.project(columns)
             },

@@ -34,6 +34,7 @@ use crate::error::{Error, Result};
 use crate::invalid;
 use crate::manifest::stats::StatsCollector;
 use crate::manifest::{ColumnStats, DataFile};
+use crate::plan::copies::{self, FileCopies, Sources};
 use crate::spec::{TableMetadata, TableSpec};
 use crate::store::TableLocation;
 use crate::store::pending::Pending;
@@ -66,6 +67,10 @@ pub struct WriteOptions {
     /// of a format version 3 table): written as `_row_id` and
     /// `_last_updated_sequence_number` (see `plan::lineage`).
     pub lineage: bool,
+    /// Rows come with their source after the table's columns (and the
+    /// lineage): a copy-on-write rewrite of a table without lineage. Each
+    /// file records the rows it copied in its footer (see `plan::copies`).
+    pub copies: bool,
 }
 
 /// The default of `write.target-file-size-bytes`: 512 MiB, as Iceberg's.
@@ -137,6 +142,7 @@ impl Default for WriteOptions {
             parallelism: std::thread::available_parallelism().map_or(2, |n| n.get()),
             layout: FileLayout::default(),
             lineage: false,
+            copies: false,
         }
     }
 }
@@ -183,7 +189,11 @@ struct Buffer {
 pub struct PartitionedWriter {
     location: TableLocation,
     spec: TableSpec,
+    /// The rows as buffered: the file's columns, then the [`COPIED`] codes
+    /// when the rows come with their source.
     file_schema: SchemaRef,
+    /// Numbers the source files of copied rows (with `copies`).
+    sources: Option<Sources>,
     transforms: Vec<(usize, Transform)>,
     partition_columns: Vec<values::PartitionColumn>,
     validated: Vec<usize>,
@@ -234,6 +244,12 @@ impl PartitionedWriter {
             file_schema = Arc::new(ArrowSchema::new_with_metadata(fields, file_schema.metadata().clone()));
         }
         let props = writer_properties(&file_schema);
+        if options.copies {
+            let mut fields: Vec<_> = file_schema.fields().iter().cloned().collect();
+            fields.push(copies::written_field());
+            file_schema = Arc::new(ArrowSchema::new_with_metadata(fields, file_schema.metadata().clone()));
+        }
+        let sources = options.copies.then(Sources::default);
         let reservation = MemoryConsumer::new("HiddenPartitionsWriter")
             .with_can_spill(true)
             .register(&options.memory_pool);
@@ -241,6 +257,7 @@ impl PartitionedWriter {
             location,
             spec,
             file_schema,
+            sources,
             transforms,
             partition_columns,
             validated,
@@ -263,6 +280,14 @@ impl PartitionedWriter {
         if batch.num_rows() == 0 {
             return Ok(());
         }
+        let folded;
+        let batch = match &mut self.sources {
+            Some(sources) => {
+                folded = sources.fold(batch)?;
+                &folded
+            }
+            None => batch,
+        };
         let batch = self.conform(batch)?;
         let partition_arrays = self
             .transforms
@@ -460,6 +485,7 @@ impl PartitionedWriter {
             .collect();
         let spec_id = self.spec.spec_id;
         let pending = self.pending.clone();
+        let sources = self.sources.as_ref().map(Sources::paths);
         let layout = self.options.layout.clone();
         // Sorting holds a sorted copy beside the buffer while the file is
         // encoded: it counts against the budget until the file is written.
@@ -473,9 +499,10 @@ impl PartitionedWriter {
         self.in_flight.spawn(async move {
             let key = Arc::clone(&buffer.key);
             let sort_order_id = layout.sort_order_id;
-            let encoded = tokio::task::spawn_blocking(move || encode(buffer.batches, schema, props, &fields, &layout))
-                .await
-                .map_err(|e| Error::Invalid(format!("writing a data file failed: {e}")))??;
+            let encoded =
+                tokio::task::spawn_blocking(move || encode(buffer.batches, schema, props, &fields, &layout, sources))
+                    .await
+                    .map_err(|e| Error::Invalid(format!("writing a data file failed: {e}")))??;
             let mut files = Vec::with_capacity(encoded.len());
             for file in encoded {
                 files.push(upload(&location, spec_id, file, &key, pending.clone(), sort_order_id).await?);
@@ -530,6 +557,10 @@ impl PartitionedWriter {
     }
 }
 
+/// A file being written: its writer, column statistics, rows so far and
+/// the copies among them (when the rows come with their source).
+type OpenFile = (ArrowWriter<Vec<u8>>, Vec<StatsCollector>, u64, Option<FileCopies>);
+
 /// One file's Parquet bytes, row count and column statistics.
 struct Encoded {
     bytes: Vec<u8>,
@@ -544,22 +575,40 @@ const ENCODE_CHUNK_ROWS: usize = 1024;
 /// Encode one partition's rows as files: sorted by the layout's order, cut
 /// when a file's encoded size reaches the layout's target (or, for rows
 /// along a curve, at the curve's coarsest step once it is half that).
+/// With `sources`, the rows' last column is their [`copies::COPIED`] code:
+/// not written as a column, but gathered into each file's footer.
 fn encode(
     batches: Vec<RecordBatch>,
     schema: SchemaRef,
     props: WriterProperties,
     fields: &[(i32, DataType)],
     layout: &FileLayout,
+    sources: Option<Arc<[String]>>,
 ) -> Result<Vec<Encoded>> {
     let batches = match (&layout.order, &layout.curve) {
         (Some(order), _) => vec![order.sort_batches(&schema, batches)?],
         (None, Some(_)) if batches.len() > 1 => vec![concat_batches(&schema, &batches)?],
         _ => batches,
     };
+    // The rows as written, and their copy codes.
+    let (schema, batches, codes): (SchemaRef, Vec<RecordBatch>, Option<Vec<ArrayRef>>) = match &sources {
+        Some(_) => {
+            let width = schema.fields().len() - 1;
+            let kept: Vec<usize> = (0..width).collect();
+            let codes = batches.iter().map(|b| Arc::clone(b.column(width))).collect();
+            let batches = batches
+                .iter()
+                .map(|b| b.project(&kept))
+                .collect::<std::result::Result<_, _>>()?;
+            (Arc::new(schema.project(&kept)?), batches, Some(codes))
+        }
+        None => (schema, batches, None),
+    };
     let props = crate::table::encodings::for_file(props, &schema, &batches);
     let mut files = Vec::new();
-    let mut current: Option<(ArrowWriter<Vec<u8>>, Vec<StatsCollector>, u64)> = None;
-    for batch in &batches {
+    let mut current: Option<OpenFile> = None;
+    let finish = |file: OpenFile| finish_file(file, sources.as_deref().unwrap_or_default());
+    for (b, batch) in batches.iter().enumerate() {
         // Where the open file ends within this batch, once chosen.
         let mut end: Option<usize> = None;
         let mut offset = 0;
@@ -574,12 +623,15 @@ fn encode(
                     .map(|(id, dt)| StatsCollector::new(*id, dt))
                     .collect::<Result<Vec<_>>>()?;
                 let writer = ArrowWriter::try_new(Vec::new(), Arc::clone(&schema), Some(props.clone()))?;
-                current = Some((writer, stats, 0));
+                current = Some((writer, stats, 0, codes.as_ref().map(|_| FileCopies::default())));
             }
-            let Some((writer, stats, rows)) = current.as_mut() else {
+            let Some((writer, stats, rows, copied)) = current.as_mut() else {
                 unreachable!("a writer was just opened")
             };
             writer.write(&chunk)?;
+            if let (Some(copied), Some(codes)) = (copied.as_mut(), &codes) {
+                copied.add(*rows, codes[b].slice(offset - len, len).as_primitive());
+            }
             for (collector, col) in stats.iter_mut().zip(chunk.columns()) {
                 collector.update(col)?;
             }
@@ -599,13 +651,13 @@ fn encode(
             if size >= layout.target_file_size || end == Some(offset) {
                 end = None;
                 if let Some(done) = current.take() {
-                    files.push(finish_file(done)?);
+                    files.push(finish(done)?);
                 }
             }
         }
     }
     if let Some(done) = current.take() {
-        files.push(finish_file(done)?);
+        files.push(finish(done)?);
     }
     Ok(files)
 }
@@ -633,7 +685,11 @@ fn shared_bits(a: &[u8], b: &[u8]) -> usize {
     }
 }
 
-fn finish_file((writer, stats, rows): (ArrowWriter<Vec<u8>>, Vec<StatsCollector>, u64)) -> Result<Encoded> {
+/// Close a file, its copies (numbered as `sources` says) in its footer.
+fn finish_file((mut writer, stats, rows, copied): OpenFile, sources: &[String]) -> Result<Encoded> {
+    if let Some(entry) = copied.map(|c| c.footer(sources)).transpose()?.flatten() {
+        writer.append_key_value_metadata(entry);
+    }
     Ok(Encoded {
         bytes: writer.into_inner()?,
         rows,
@@ -759,6 +815,7 @@ pub fn write_options(task: &datafusion::execution::TaskContext) -> WriteOptions 
         parallelism: config.target_partitions(),
         layout: FileLayout::default(),
         lineage: false,
+        copies: false,
     }
 }
 
