@@ -123,11 +123,12 @@ impl Sources {
             if end <= start {
                 continue;
             }
-            let number = if names.is_valid(first + i) {
-                Some(self.number(names.value(first + i)))
-            } else {
-                None
-            };
+            // A source beyond the codes' range is not recorded: its rows
+            // are compared instead.
+            let number = names
+                .is_valid(first + i)
+                .then(|| self.number(names.value(first + i)))
+                .filter(|n| *n < 1 << (63 - POS_BITS));
             for row in start..end {
                 let pos = positions.is_valid(row).then(|| positions.value(row));
                 codes.append_option(match (number, pos) {
