@@ -7,6 +7,7 @@
 //! | one UPDATE of 1 % (one day) | 10 M rows, 100 `day(ts)` files, copy-on-write | `table_changes` of the UPDATE | the UPDATE's condition scan (`SELECT *` of the parent with its condition) |
 //! | one UPDATE of 1 % (every file) | the same | `table_changes` of the UPDATE | the same, condition `id % 100 = 0` |
 //! | the two UPDATEs on format version 3 tables | the same, with row lineage | the same | the same |
+//! | one MERGE of 1 % (every file) | the version 2 every-file table after its UPDATE | `table_changes` of a MERGE matching `id % 100 = 1` by key | that condition's scan |
 //!
 //! Medians of 5 runs, alternating. `cargo bench --bench changes`; under
 //! `cargo test` every case runs once on tiny data.
@@ -209,34 +210,59 @@ async fn update_one_percent(s: &Size, wanted: impl Fn(&str) -> bool) {
         } else {
             "id % 100 = 0"
         };
-        let parent = ints(&ctx, &format!("SELECT snapshot_id FROM \"{t}$snapshots\"")).await[0];
-        let (_, touched) = rows(&ctx, &format!("SELECT * FROM {t} WHERE {condition}")).await;
-        batches(&ctx, &format!("UPDATE {t} SET v = v + 1 WHERE {condition}")).await;
-        let changes = format!("SELECT * FROM table_changes('{t}', {parent}, NULL)");
-        let scan = format!("SELECT * FROM \"{t}@{parent}\" WHERE {condition}");
-        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-        // Planning alone (EXPLAIN plans the physical plan too).
-        let (mut our_plans, mut their_plans) = (Vec::new(), Vec::new());
-        for _ in 0..s.runs {
-            let (o, n) = rows(&ctx, &changes).await;
-            assert_eq!(n, 2 * touched, "{t}: a DELETE and an INSERT per updated row");
-            ours.push(o);
-            theirs.push(rows(&ctx, &scan).await.0);
-            our_plans.push(rows(&ctx, &format!("EXPLAIN {changes}")).await.0);
-            their_plans.push(rows(&ctx, &format!("EXPLAIN {scan}")).await.0);
+        let update = format!("UPDATE {t} SET v = v + 1 WHERE {condition}");
+        measure(&ctx, s, t, &update, condition, &format!("one UPDATE of 1 % ({label})")).await;
+        if t == "every_file" {
+            // The same through MERGE: 1 % of the rows, matched by key
+            // from a source table, every file rewritten.
+            let merged = "id % 100 = 1";
+            batches(
+                &ctx,
+                &format!("CREATE TABLE src AS SELECT id, v FROM {t} WHERE {merged}"),
+            )
+            .await;
+            let merge =
+                format!("MERGE INTO {t} USING src ON {t}.id = src.id WHEN MATCHED THEN UPDATE SET v = src.v + 1");
+            measure(&ctx, s, t, &merge, merged, "one MERGE of 1 % (every file)").await;
         }
-        report(
-            &format!("one UPDATE of 1 % ({label})"),
-            median(ours),
-            median(theirs),
-            &format!(
-                "{} rows, {touched} updated; planning (EXPLAIN): {:.1} ms / {:.1} ms",
-                s.update_rows,
-                ms(median(our_plans)),
-                ms(median(their_plans))
-            ),
-        );
     }
+}
+
+/// Run `statement` (which changes the rows of `t` that `condition`
+/// selects), then time `table_changes` of it against the condition's scan
+/// of the snapshot before it.
+async fn measure(ctx: &SessionContext, s: &Size, t: &str, statement: &str, condition: &str, case: &str) {
+    let parent = ints(
+        ctx,
+        &format!("SELECT snapshot_id FROM \"{t}$snapshots\" ORDER BY sequence_number DESC"),
+    )
+    .await[0];
+    let (_, touched) = rows(ctx, &format!("SELECT * FROM {t} WHERE {condition}")).await;
+    batches(ctx, statement).await;
+    let changes = format!("SELECT * FROM table_changes('{t}', {parent}, NULL)");
+    let scan = format!("SELECT * FROM \"{t}@{parent}\" WHERE {condition}");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    // Planning alone (EXPLAIN plans the physical plan too).
+    let (mut our_plans, mut their_plans) = (Vec::new(), Vec::new());
+    for _ in 0..s.runs {
+        let (o, n) = rows(ctx, &changes).await;
+        assert_eq!(n, 2 * touched, "{t}: a DELETE and an INSERT per changed row");
+        ours.push(o);
+        theirs.push(rows(ctx, &scan).await.0);
+        our_plans.push(rows(ctx, &format!("EXPLAIN {changes}")).await.0);
+        their_plans.push(rows(ctx, &format!("EXPLAIN {scan}")).await.0);
+    }
+    report(
+        case,
+        median(ours),
+        median(theirs),
+        &format!(
+            "{} rows, {touched} changed; planning (EXPLAIN): {:.1} ms / {:.1} ms",
+            s.update_rows,
+            ms(median(our_plans)),
+            ms(median(their_plans))
+        ),
+    );
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

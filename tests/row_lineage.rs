@@ -340,7 +340,6 @@ async fn a_changelog_of_a_version_2_rewrite_leaves_out_the_copies_its_new_files_
     let (carried, parent) = carried_over_last(&ctx, false).await;
     assert!(carried.rows > 0, "{carried:?}");
     assert_eq!(changes(parent).await, vec!["7 x7 DELETE".to_string()]);
-
     // Footers that do not agree with the snapshot are not used: here a
     // source the snapshot did not remove.
     let provider = ctx.table_provider("t").await.unwrap();
@@ -372,4 +371,18 @@ async fn a_changelog_of_a_version_2_rewrite_leaves_out_the_copies_its_new_files_
             .is_none()
     );
     assert!(copies::recorded(location, &added, &[]).await.unwrap().is_none());
+    // A copy-on-write MERGE copies the target rows no clause acts on.
+    run(&ctx, "CREATE TABLE src (id BIGINT, v VARCHAR)").await;
+    run(&ctx, "INSERT INTO src VALUES (5, 'm'), (100, 'new')").await;
+    run(
+        &ctx,
+        "MERGE INTO t USING src ON t.id = src.id WHEN MATCHED THEN UPDATE SET v = src.v WHEN NOT MATCHED THEN INSERT (id, v) VALUES (src.id, src.v)",
+    )
+    .await;
+    let (carried, merged_parent) = carried_over_last(&ctx, false).await;
+    assert!(carried.rows > 0, "{carried:?}");
+    assert_eq!(
+        changes(merged_parent).await,
+        vec!["5 x5 DELETE".to_string(), "5 m INSERT".into(), "100 new INSERT".into()]
+    );
 }

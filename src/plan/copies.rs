@@ -27,6 +27,9 @@
 //! each side. Otherwise every row is compared, as for other engines'
 //! rewrites.
 //!
+//! DELETE, UPDATE and MERGE record their copies; optimize does not (its
+//! snapshots show no changes).
+//!
 //! The rows travel to the writer as two columns after the table's (and
 //! the lineage's): [`COPIED_FILE`] and [`COPIED_POS`] (NULL for a row the
 //! statement changed), made by [`columns`] from a positions scan. The

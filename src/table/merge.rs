@@ -51,8 +51,8 @@ use datafusion::prelude::SessionContext;
 
 use crate::error::{Error, Result};
 use crate::plan::files::{PlannedFile, source_predicate};
-use crate::plan::lineage;
 use crate::plan::positions::{FILE, POS, Positions};
+use crate::plan::{copies, lineage};
 use crate::spec::{Snapshot, TableMetadata};
 use crate::store::Versioned;
 use crate::table::Table;
@@ -60,7 +60,7 @@ use crate::table::change::{Change, ConflictScope, Operation};
 use crate::table::position_deletes::replacing_rows;
 use crate::table::properties::{MERGE_MODE, merge_on_read};
 use crate::table::retry::{Attempt, Chosen, WriteStatement};
-use crate::table::rewrite::{Post, rewrite};
+use crate::table::rewrite::{Post, copy_source, rewrite};
 use crate::table::source::{OpenSource, SnapshotSource, lineage_width};
 use crate::table::writer::delete_files;
 
@@ -126,9 +126,11 @@ impl WriteStatement for Merge {
                 .merge_on_read(&*provider, snapshot, plan.read, files, key_filter)
                 .await;
         }
-        // Copied rows keep their lineage, updated ones their ids (format version 3).
-        let source = provider.with_lineage();
-        let width = schema.fields().len() + lineage_width(&*source);
+        // Copied rows keep their lineage, updated ones their ids (format
+        // version 3); without lineage the new files record the copies.
+        let source = copy_source(&*provider);
+        let recorded = if source.schema().index_of(FILE).is_ok() { 2 } else { 0 };
+        let width = schema.fields().len() + lineage_width(&*source) + recorded;
         let rewritten = rewrite(
             &self.state,
             &*source,
@@ -290,6 +292,9 @@ impl Merge {
         let t = |name: &str| Expr::Column(Column::new(Some(self.target_alias.clone()), name));
         let unq = |name: &str| Expr::Column(Column::new_unqualified(name));
         let lineage = scan.schema().index_of_column_by_name(None, lineage::ROW_ID).is_some();
+        // Copy-on-write without lineage: the rows no clause acts on are
+        // recorded as copies (`plan::copies`).
+        let copies = !positions && !lineage && scan.schema().index_of_column_by_name(None, FILE).is_some();
         let mut target = scan.alias(self.target_alias.clone())?;
         let mut target_columns: Vec<Expr> = schema.fields().iter().map(|f| t(f.name())).collect();
         if lineage {
@@ -301,6 +306,9 @@ impl Merge {
             target = target.window(vec![
                 datafusion::functions_window::expr_fn::row_number().alias(TARGET_ROW),
             ])?;
+            if copies {
+                target_columns.extend([t(FILE), t(POS)]);
+            }
             target_columns.push(unq(TARGET_ROW));
         }
         target_columns.push(lit(true).alias(IN_TARGET));
@@ -406,6 +414,10 @@ impl Merge {
                     .otherwise(t(lineage::ROW_SEQ))?
             };
             out.extend([t(lineage::ROW_ID).alias(lineage::ROW_ID), seq.alias(lineage::ROW_SEQ)]);
+        }
+        if copies {
+            let pos = when(action.clone().eq(lit(0i64)), t(POS)).otherwise(lit(ScalarValue::Int64(None)))?;
+            out.extend([t(FILE).alias(copies::COPIED_FILE), pos.alias(copies::COPIED_POS)]);
         }
         let deletes: Vec<Expr> = self
             .clauses

@@ -151,8 +151,10 @@ pub async fn rewrite_with_layout(
     }
     if with_copies {
         let mut fields: Vec<_> = written.fields().iter().cloned().collect();
-        let n = plan.schema().fields().len();
-        fields.extend(plan.schema().fields()[n - 2..].iter().cloned());
+        for name in [copies::COPIED_FILE, copies::COPIED_POS] {
+            let (_, field) = plan.schema().qualified_field_with_unqualified_name(name)?;
+            fields.push(Arc::clone(field));
+        }
         written = Arc::new(datafusion::arrow::datatypes::Schema::new(fields));
     }
     let stream = Box::pin(RecordBatchStreamAdapter::new(written, mapped));
