@@ -189,7 +189,7 @@ struct Buffer {
 pub struct PartitionedWriter {
     location: TableLocation,
     spec: TableSpec,
-    /// The rows as buffered: the file's columns, then the [`COPIED`] codes
+    /// The rows as buffered: the file's columns, then the [`copies::COPIED`] codes
     /// when the rows come with their source.
     file_schema: SchemaRef,
     /// Numbers the source files of copied rows (with `copies`).
