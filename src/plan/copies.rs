@@ -37,16 +37,17 @@
 //! gathers each file's entry as it writes ([`FileCopies`]).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, Int64Builder, RecordBatch};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, new_null_array};
+use datafusion::arrow::compute::{concat, max, min};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Int32Type, Int64Type};
 use datafusion::logical_expr::{Expr, col, lit, when};
-use object_store::path::Path;
 use parquet::file::metadata::KeyValue;
 
 use crate::error::{Error, Result};
 use crate::plan::PlannedFile;
+use crate::plan::lineage::CarriedOver;
 use crate::plan::positions::{FILE, POS};
 use crate::store::TableLocation;
 
@@ -86,17 +87,21 @@ pub fn written_field() -> FieldRef {
     Arc::new(Field::new(COPIED, DataType::Int64, true))
 }
 
+/// Source paths by number, shared by the writer that numbers them and the
+/// files being encoded meanwhile.
+pub type SourcePaths = Arc<RwLock<Vec<String>>>;
+
 /// The source files of a rewrite's rows, numbered as they first appear.
 #[derive(Debug, Default)]
 pub struct Sources {
     numbers: HashMap<String, i64>,
-    paths: Vec<String>,
+    paths: SourcePaths,
 }
 
 impl Sources {
     /// `batch` with its last two columns ([`COPIED_FILE`], [`COPIED_POS`])
-    /// replaced by one [`COPIED`] code per row: one map lookup per run of
-    /// rows from the same file.
+    /// replaced by one [`COPIED`] code per row: one map lookup and one
+    /// kernel call per run of rows from the same file.
     pub fn fold(&mut self, batch: &RecordBatch) -> Result<RecordBatch> {
         let n = batch.num_columns();
         if n < 2 {
@@ -119,7 +124,7 @@ impl Sources {
         })?;
         let names = files.values().as_string::<i32>();
         let first = files.run_ends().get_start_physical_index();
-        let mut codes = Int64Builder::with_capacity(batch.num_rows());
+        let mut parts: Vec<ArrayRef> = Vec::new();
         let mut start = 0;
         for (i, end) in files.run_ends().sliced_values().enumerate() {
             let end = end as usize;
@@ -128,41 +133,56 @@ impl Sources {
             }
             // A source beyond the codes' range is not recorded: its rows
             // are compared instead.
-            let number = names
-                .is_valid(first + i)
-                .then(|| self.number(names.value(first + i)))
-                .filter(|n| *n < 1 << (63 - POS_BITS));
-            for row in start..end {
-                let pos = positions.is_valid(row).then(|| positions.value(row));
-                codes.append_option(match (number, pos) {
-                    (Some(number), Some(pos)) if (0..1 << POS_BITS).contains(&pos) => Some(number << POS_BITS | pos),
-                    _ => None,
-                });
+            let number = match names.is_valid(first + i) {
+                true => Some(self.number(names.value(first + i))?),
+                false => None,
             }
+            .filter(|n| *n < 1 << (63 - POS_BITS));
+            // So is a run with a position beyond them (none in practice).
+            let run = positions.slice(start, end - start);
+            let in_range = min(&run).is_none_or(|p| p >= 0) && max(&run).is_none_or(|p| p < 1 << POS_BITS);
+            parts.push(match number.filter(|_| in_range) {
+                Some(number) => Arc::new(run.unary::<_, Int64Type>(|p| number << POS_BITS | p)),
+                None => new_null_array(&DataType::Int64, run.len()),
+            });
             start = end;
         }
+        let codes = match parts.len() {
+            1 => parts.swap_remove(0),
+            _ => concat(&parts.iter().map(|a| a.as_ref()).collect::<Vec<_>>())?,
+        };
         let mut columns: Vec<ArrayRef> = batch.columns()[..n - 2].to_vec();
-        columns.push(Arc::new(codes.finish()));
+        columns.push(codes);
         let mut fields: Vec<FieldRef> = batch.schema().fields()[..n - 2].to_vec();
         fields.push(written_field());
         let schema = datafusion::arrow::datatypes::Schema::new(fields);
         Ok(RecordBatch::try_new(Arc::new(schema), columns)?)
     }
 
-    fn number(&mut self, path: &str) -> i64 {
+    fn number(&mut self, path: &str) -> Result<i64> {
         if let Some(n) = self.numbers.get(path) {
-            return *n;
+            return Ok(*n);
         }
-        let n = self.paths.len() as i64;
-        self.paths.push(path.to_string());
+        let mut paths = self.paths.write().map_err(|_| lost())?;
+        let n = paths.len() as i64;
+        paths.push(path.to_string());
         self.numbers.insert(path.to_string(), n);
-        n
+        Ok(n)
     }
 
-    /// The paths by number, as far as numbered.
-    pub fn paths(&self) -> Arc<[String]> {
-        self.paths.clone().into()
+    /// The paths by number (more are added as rows come).
+    pub fn paths(&self) -> SourcePaths {
+        Arc::clone(&self.paths)
     }
+}
+
+fn lost() -> Error {
+    Error::Invalid("the source files of a rewrite were lost (a writer panicked)".into())
+}
+
+/// Read `paths`.
+pub fn read_paths(paths: &SourcePaths) -> Result<std::sync::RwLockReadGuard<'_, Vec<String>>> {
+    paths.read().map_err(|_| lost())
 }
 
 /// One new file's copies, gathered as its rows are written.
@@ -269,14 +289,6 @@ pub fn parse(value: &str) -> Option<Recorded> {
     Some(Recorded { rows, from })
 }
 
-/// The rows hidden on each side of a snapshot, by file.
-#[derive(Debug, Default)]
-pub struct Hidden {
-    pub after: HashMap<Path, Vec<u64>>,
-    pub before: HashMap<Path, Vec<u64>>,
-    pub rows: u64,
-}
-
 /// The copies the footers of `added` (the files a snapshot added) record
 /// from `removed` (the files it removed), when they agree with the
 /// snapshot (see the module docs); `None` when they do not.
@@ -284,7 +296,7 @@ pub async fn recorded(
     location: &TableLocation,
     added: &[PlannedFile],
     removed: &[PlannedFile],
-) -> Result<Option<Hidden>> {
+) -> Result<Option<CarriedOver>> {
     use futures::{FutureExt, StreamExt, TryStreamExt};
     if added.is_empty() || removed.is_empty() {
         return Ok(None);
@@ -292,7 +304,7 @@ pub async fn recorded(
     let reads: Vec<_> = added.iter().map(|f| footer_entry(location, f).boxed()).collect();
     let entries: Vec<Option<String>> = futures::stream::iter(reads).buffered(8).try_collect().await?;
     let sources: HashMap<&str, &PlannedFile> = removed.iter().map(|f| (f.path.as_ref(), f)).collect();
-    let mut hidden = Hidden::default();
+    let mut hidden = CarriedOver::default();
     let mut copied = 0u64;
     for (file, entry) in added.iter().zip(entries) {
         let Some(entry) = entry else { continue };
@@ -340,15 +352,7 @@ fn live(file: &PlannedFile, positions: &[u64]) -> bool {
 
 /// The value of `file`'s footer entry, if it has one.
 async fn footer_entry(location: &TableLocation, file: &PlannedFile) -> Result<Option<String>> {
-    use datafusion::datasource::physical_plan::parquet::{DefaultParquetFileReaderFactory, ParquetFileReaderFactory};
-    use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
-    let mut reader = DefaultParquetFileReaderFactory::new(Arc::clone(&location.store)).create_reader(
-        0,
-        file.partitioned_file(),
-        None,
-        &ExecutionPlanMetricsSet::new(),
-    )?;
-    let metadata = reader.get_metadata(None).await?;
+    let metadata = file.parquet_reader(&location.store)?.get_metadata(None).await?;
     Ok(metadata
         .file_metadata()
         .key_value_metadata()
@@ -360,6 +364,7 @@ async fn footer_entry(location: &TableLocation, file: &PlannedFile) -> Result<Op
 mod tests {
     use datafusion::arrow::array::{Int32Array, RunArray, StringArray};
     use datafusion::arrow::datatypes::Schema;
+    use object_store::path::Path;
 
     use super::*;
 
@@ -405,7 +410,7 @@ mod tests {
         assert_eq!(folded.schema().field(1).name(), COPIED);
         let mut copies = FileCopies::default();
         copies.add(10, folded.column(1).as_primitive());
-        let entry = copies.footer(&sources.paths()).unwrap().unwrap();
+        let entry = copies.footer(&read_paths(&sources.paths()).unwrap()).unwrap().unwrap();
         assert_eq!(entry.key, FOOTER_KEY);
         let recorded = parse(entry.value.as_deref().unwrap()).unwrap();
         assert_eq!(
@@ -418,6 +423,26 @@ mod tests {
         assert!(
             FileCopies::default().footer(&[]).unwrap().is_none(),
             "no copies, no entry"
+        );
+    }
+
+    #[test]
+    fn a_run_with_a_position_beyond_the_codes_is_not_recorded() {
+        let ends = Int32Array::from(vec![2, 3]);
+        let names = StringArray::from(vec!["a", "b"]);
+        let files: ArrayRef = Arc::new(RunArray::<Int32Type>::try_new(&ends, &names).unwrap());
+        let pos: ArrayRef = Arc::new(Int64Array::from(vec![1, 1 << POS_BITS, 5]));
+        let schema = Schema::new(vec![
+            Field::new(COPIED_FILE, files.data_type().clone(), false),
+            Field::new(COPIED_POS, DataType::Int64, true),
+        ]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![files, pos]).unwrap();
+        let folded = Sources::default().fold(&batch).unwrap();
+        let codes = folded.column(0).as_primitive::<Int64Type>();
+        // File "a" (number 0) is compared instead; "b" is number 1.
+        assert_eq!(
+            codes.iter().collect::<Vec<_>>(),
+            vec![None, None, Some(1 << POS_BITS | 5)]
         );
     }
 

@@ -69,6 +69,24 @@ impl PlannedFile {
             None => file,
         }
     }
+
+    /// A Parquet reader of the file in `store` (its footer, or columns
+    /// alone), outside any scan.
+    pub fn parquet_reader(
+        &self,
+        store: &Arc<dyn object_store::ObjectStore>,
+    ) -> Result<Box<dyn parquet::arrow::async_reader::AsyncFileReader>> {
+        use datafusion::datasource::physical_plan::parquet::{
+            DefaultParquetFileReaderFactory, ParquetFileReaderFactory,
+        };
+        use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+        Ok(DefaultParquetFileReaderFactory::new(Arc::clone(store)).create_reader(
+            0,
+            self.partitioned_file(),
+            None,
+            &ExecutionPlanMetricsSet::new(),
+        )?)
+    }
 }
 
 /// What a file costs a scan partition beyond its bytes: opening it (its

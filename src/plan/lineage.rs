@@ -242,10 +242,10 @@ pub async fn carried_over(
     let removed: Vec<PlannedFile> = before.iter().filter(|f| !now.contains_key(&f.path)).cloned().collect();
     if !lineage {
         // The copies our rewrites record in their files' footers.
-        if let Some(hidden) = crate::plan::copies::recorded(location, &added, &removed).await? {
-            carried.rows += hidden.rows;
-            carried.after.extend(hidden.after);
-            carried.before.extend(hidden.before);
+        if let Some(copied) = crate::plan::copies::recorded(location, &added, &removed).await? {
+            carried.rows += copied.rows;
+            carried.after.extend(copied.after);
+            carried.before.extend(copied.before);
         }
         return Ok(carried);
     }
@@ -377,16 +377,10 @@ async fn stored_lineage(
         Option<datafusion::arrow::array::Int64Array>,
     )>,
 > {
-    use datafusion::datasource::physical_plan::parquet::{DefaultParquetFileReaderFactory, ParquetFileReaderFactory};
-    use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
     use futures::TryStreamExt;
     use parquet::arrow::ProjectionMask;
     use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
-    let reader: Box<dyn parquet::arrow::async_reader::AsyncFileReader> = DefaultParquetFileReaderFactory::new(
-        Arc::clone(&location.store),
-    )
-    .create_reader(0, file.partitioned_file(), None, &ExecutionPlanMetricsSet::new())?;
-    let builder = ParquetRecordBatchStreamBuilder::new(reader).await?;
+    let builder = ParquetRecordBatchStreamBuilder::new(file.parquet_reader(&location.store)?).await?;
     let id_of = |f: &Field| f.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok());
     let wanted: Vec<usize> = builder
         .schema()

@@ -34,7 +34,7 @@ use crate::error::{Error, Result};
 use crate::invalid;
 use crate::manifest::stats::StatsCollector;
 use crate::manifest::{ColumnStats, DataFile};
-use crate::plan::copies::{self, FileCopies, Sources};
+use crate::plan::copies::{self, FileCopies, SourcePaths, Sources};
 use crate::spec::{TableMetadata, TableSpec};
 use crate::store::TableLocation;
 use crate::store::pending::Pending;
@@ -583,7 +583,7 @@ fn encode(
     props: WriterProperties,
     fields: &[(i32, DataType)],
     layout: &FileLayout,
-    sources: Option<Arc<[String]>>,
+    sources: Option<SourcePaths>,
 ) -> Result<Vec<Encoded>> {
     let batches = match (&layout.order, &layout.curve) {
         (Some(order), _) => vec![order.sort_batches(&schema, batches)?],
@@ -607,7 +607,10 @@ fn encode(
     let props = crate::table::encodings::for_file(props, &schema, &batches);
     let mut files = Vec::new();
     let mut current: Option<OpenFile> = None;
-    let finish = |file: OpenFile| finish_file(file, sources.as_deref().unwrap_or_default());
+    let finish = |file: OpenFile| match &sources {
+        Some(paths) => finish_file(file, &copies::read_paths(paths)?),
+        None => finish_file(file, &[]),
+    };
     for (b, batch) in batches.iter().enumerate() {
         // Where the open file ends within this batch, once chosen.
         let mut end: Option<usize> = None;
