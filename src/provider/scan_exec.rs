@@ -579,6 +579,29 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
         }
     }
 
+    /// Ready to run again (the recursive term of `WITH RECURSIVE` runs once
+    /// per iteration): the Parquet scan hands its files out from a queue
+    /// that one run drains, so a scan that is not our child gets a fresh one.
+    fn reset_state(self: Arc<Self>) -> Result<Arc<dyn ExecutionPlan>> {
+        if self.inner_as_child {
+            // The plan walk resets the child.
+            return Ok(self);
+        }
+        let inner = datafusion::physical_plan::execution_plan::reset_plan_states(Arc::clone(&self.inner))?;
+        Ok(Arc::new(Self {
+            table: self.table.clone(),
+            counts: self.counts.clone(),
+            inner,
+            runtime: Arc::clone(&self.runtime),
+            filters: self.filters.clone(),
+            metrics: self.metrics.clone(),
+            opened: self.opened.clone(),
+            executed: Arc::clone(&self.executed),
+            inner_as_child: false,
+            join_keys: self.join_keys.clone(),
+        }))
+    }
+
     fn apply_expressions(
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
