@@ -13,6 +13,7 @@
 pub mod changes;
 pub mod copies;
 pub mod files;
+pub mod identity_columns;
 pub mod lineage;
 pub mod positions;
 

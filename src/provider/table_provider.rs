@@ -31,6 +31,7 @@ use super::scan_exec::{HiddenPartitionsScanExec, JoinKeys, RuntimeContext, ScanR
 use super::sink::HiddenPartitionsSink;
 use super::write_exec::WriteExec;
 use crate::plan::files::{FilePlan, PlannedFile, scan_partitions, stats_pruning_predicate};
+use crate::plan::identity_columns::IdentityColumns;
 use crate::plan::{lineage, positions};
 use crate::spec::TableMetadata;
 use crate::store::Versioned;
@@ -495,8 +496,9 @@ impl HiddenPartitionsTable {
     }
 }
 
-/// Spread files over `n` groups, largest first onto the lightest group.
-fn balance(files: &[PlannedFile], n: usize) -> Vec<FileGroup> {
+/// Spread files over `n` groups, largest first onto the lightest group;
+/// each file carries its identity columns' values as statistics.
+fn balance(files: &[PlannedFile], identity: &IdentityColumns, n: usize) -> Vec<FileGroup> {
     let n = n.max(1).min(files.len().max(1));
     let mut order: Vec<&PlannedFile> = files.iter().collect();
     order.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path)));
@@ -506,7 +508,9 @@ fn balance(files: &[PlannedFile], n: usize) -> Vec<FileGroup> {
             break;
         };
         lightest.0 += f.size;
-        lightest.1.push(f.partitioned_file());
+        let mut file = f.partitioned_file();
+        file.statistics = identity.statistics(f);
+        lightest.1.push(file);
     }
     groups
         .into_iter()
@@ -600,7 +604,13 @@ impl datafusion::catalog::TableProvider for HiddenPartitionsTable {
                 }
             }
         }
-        let mut groups = balance(&plan.files, scan_partitions(&plan.files, state.config_options()));
+        let file_columns = self.extras.file_schema(&self.schema).fields().len();
+        let identity = IdentityColumns::new(&self.version.metadata, current, file_columns);
+        let mut groups = balance(
+            &plan.files,
+            &identity,
+            scan_partitions(&plan.files, state.config_options()),
+        );
         let mut table_schema = TableSchema::builder(Arc::clone(&self.schema));
         if self.extras.any() {
             let constants = match (self.extras.lineage, self.snapshot()) {
