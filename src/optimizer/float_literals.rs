@@ -27,7 +27,7 @@ use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::Result;
 use datafusion::logical_expr::expr::{Case, InList, ScalarFunction};
 use datafusion::logical_expr::utils::merge_schema;
-use datafusion::logical_expr::{Between, BinaryExpr, Expr, ExprSchemable, LogicalPlan};
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 use datafusion::optimizer::AnalyzerRule;
 
 /// The name the rule is registered under.
@@ -60,7 +60,10 @@ fn rewrite(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         Ok(match e {
             Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
                 let mut sides = [*left, *right];
-                let changed = floats_beside_floats(&mut sides, schema);
+                let mut changed = floats_beside_floats(&mut sides, schema);
+                if is_comparison(op) {
+                    changed |= zeros_unsigned(&mut sides, schema);
+                }
                 let [left, right] = sides;
                 changed.then_transformed(Expr::BinaryExpr(BinaryExpr::new(Box::new(left), op, Box::new(right))))
             }
@@ -71,7 +74,8 @@ fn rewrite(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 high,
             }) => {
                 let mut parts = [*expr, *low, *high];
-                let changed = floats_beside_floats(&mut parts, schema);
+                let mut changed = floats_beside_floats(&mut parts, schema);
+                changed |= zeros_unsigned(&mut parts, schema);
                 let [expr, low, high] = parts;
                 changed.then_transformed(Expr::Between(Between::new(
                     Box::new(expr),
@@ -151,6 +155,48 @@ fn floats_beside_floats(exprs: &mut [Expr], schema: &DFSchema) -> bool {
             *e = Expr::Literal(ScalarValue::Float64(Some(f)), None);
             changed = true;
         }
+    }
+    changed
+}
+
+fn is_comparison(op: Operator) -> bool {
+    matches!(
+        op,
+        Operator::Eq | Operator::NotEq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+    )
+}
+
+/// Where a float is compared, a constant `-0.0` (`CAST('-0.0' AS DOUBLE)`)
+/// becomes `0.0`. DataFusion compares floats with the zeros made equal, as
+/// SQL does, but its simplifier reasons about literals in Arrow's total
+/// order, where they differ: `x NOT IN (0.0, -0.0) AND x = CAST('-0.0' AS
+/// DOUBLE)` lost its first half and matched `-0.0`. Whether anything changed.
+fn zeros_unsigned(exprs: &mut [Expr], schema: &DFSchema) -> bool {
+    let has_float = exprs.iter().any(|e| e.get_type(schema).is_ok_and(|t| is_float(&t)));
+    if !has_float {
+        return false;
+    }
+    let mut changed = false;
+    for e in exprs.iter_mut() {
+        let constant = match e {
+            Expr::Literal(v, _) => Some(v.clone()),
+            Expr::Cast(c) => match c.expr.as_ref() {
+                Expr::Literal(v, _) => v.cast_to(c.field.data_type()).ok(),
+                _ => None,
+            },
+            Expr::TryCast(c) => match c.expr.as_ref() {
+                Expr::Literal(v, _) => v.cast_to(c.field.data_type()).ok(),
+                _ => None,
+            },
+            _ => None,
+        };
+        let unsigned = match constant {
+            Some(ScalarValue::Float64(Some(v))) if v == 0.0 && v.is_sign_negative() => ScalarValue::Float64(Some(0.0)),
+            Some(ScalarValue::Float32(Some(v))) if v == 0.0 && v.is_sign_negative() => ScalarValue::Float32(Some(0.0)),
+            _ => continue,
+        };
+        *e = Expr::Literal(unsigned, None);
+        changed = true;
     }
     changed
 }
