@@ -19,6 +19,10 @@
 //!
 //! The double is parsed from the literal's digits, so it is the double the
 //! literal names (what parsing it as a float gave before).
+//!
+//! Where a float is compared (`=`, `<>`, `<`, `<=`, `>`, `>=`, `BETWEEN`),
+//! a negative zero constant (`CAST('-0.0' AS DOUBLE)`) becomes `0.0`: see
+//! `zeros_unsigned`.
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
