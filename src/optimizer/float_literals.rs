@@ -184,14 +184,8 @@ fn zeros_unsigned(exprs: &mut [Expr], schema: &DFSchema) -> bool {
     for e in exprs.iter_mut() {
         let constant = match e {
             Expr::Literal(v, _) => Some(v.clone()),
-            Expr::Cast(c) => match c.expr.as_ref() {
-                Expr::Literal(v, _) => v.cast_to(c.field.data_type()).ok(),
-                _ => None,
-            },
-            Expr::TryCast(c) => match c.expr.as_ref() {
-                Expr::Literal(v, _) => v.cast_to(c.field.data_type()).ok(),
-                _ => None,
-            },
+            Expr::Cast(c) => cast_literal(&c.expr, c.field.data_type()),
+            Expr::TryCast(c) => cast_literal(&c.expr, c.field.data_type()),
             _ => None,
         };
         let unsigned = match constant {
@@ -203,6 +197,14 @@ fn zeros_unsigned(exprs: &mut [Expr], schema: &DFSchema) -> bool {
         changed = true;
     }
     changed
+}
+
+/// The value of a literal cast to `to`.
+fn cast_literal(e: &Expr, to: &DataType) -> Option<ScalarValue> {
+    match e {
+        Expr::Literal(v, _) => v.cast_to(to).ok(),
+        _ => None,
+    }
 }
 
 fn is_float(t: &DataType) -> bool {

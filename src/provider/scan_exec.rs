@@ -137,7 +137,7 @@ enum Verdict {
     SkipFile,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct HiddenPartitionsScanExec {
     table: String,
     counts: Vec<SpecFileCount>,
@@ -587,19 +587,9 @@ impl ExecutionPlan for HiddenPartitionsScanExec {
             // The plan walk resets the child.
             return Ok(self);
         }
-        let inner = datafusion::physical_plan::execution_plan::reset_plan_states(Arc::clone(&self.inner))?;
-        Ok(Arc::new(Self {
-            table: self.table.clone(),
-            counts: self.counts.clone(),
-            inner,
-            runtime: Arc::clone(&self.runtime),
-            filters: self.filters.clone(),
-            metrics: self.metrics.clone(),
-            opened: self.opened.clone(),
-            executed: Arc::clone(&self.executed),
-            inner_as_child: false,
-            join_keys: self.join_keys.clone(),
-        }))
+        let mut node = Arc::unwrap_or_clone(self);
+        node.inner = datafusion::physical_plan::execution_plan::reset_plan_states(node.inner)?;
+        Ok(Arc::new(node))
     }
 
     fn apply_expressions(
